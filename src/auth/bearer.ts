@@ -1,0 +1,41 @@
+import type { IncomingMessage } from 'node:http';
+import { invalidRequest, missingCredentials } from './challenge.ts';
+
+/** RFC 6750 section 2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=" */
+const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+/** Node keeps only the first Authorization header in req.headers; a second one must not slip by. */
+function countAuthorizationHeaders(rawHeaders: readonly string[]): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i];
+    if (name !== undefined && name.length === 13 && name.toLowerCase() === 'authorization') count++;
+  }
+  return count;
+}
+
+/**
+ * Extracts the bearer token from the Authorization header. The token's characters are checked
+ * later, only when it is not already in the verified-token cache (a cached token was checked).
+ */
+export function readBearerToken(req: IncomingMessage, maxTokenBytes: number): string {
+  const header = req.headers.authorization;
+  if (header === undefined) throw missingCredentials();
+  if (countAuthorizationHeaders(req.rawHeaders) !== 1) throw invalidRequest('more than one Authorization header');
+  if (header.length > maxTokenBytes + 7) throw invalidRequest('the token is too long');
+  // "Bearer" is case-insensitive (RFC 9110 section 11.1), followed by 1*SP.
+  if (header.length < 6 || header.slice(0, 6).toLowerCase() !== 'bearer') {
+    throw missingCredentials('This resource accepts only the Bearer authorization scheme.');
+  }
+  if (header.length === 6) throw invalidRequest('the Bearer scheme carries no token');
+  if (header.charCodeAt(6) !== 32) throw missingCredentials('This resource accepts only the Bearer authorization scheme.');
+  let start = 7;
+  while (header.charCodeAt(start) === 32) start++;
+  if (start === header.length) throw invalidRequest('the Bearer scheme carries no token');
+  return start === 7 ? header.slice(7) : header.slice(start);
+}
+
+/** Syntax check for tokens the cache has not seen. */
+export function assertTokenSyntax(token: string): void {
+  if (!B64TOKEN.test(token)) throw invalidRequest('the token contains characters a bearer token may not have');
+}

@@ -1,0 +1,105 @@
+import { errors, jwtVerify, type JWTPayload } from 'jose';
+import { LRUCache } from 'lru-cache';
+import type { Clock } from '../clock.ts';
+import type { AuthConfig } from '../config/types.ts';
+import { HgError } from '../errors.ts';
+import { assertTokenSyntax } from './bearer.ts';
+import { invalidToken } from './challenge.ts';
+import type { KeySource } from './keys.ts';
+import { scopesOf } from './scopes.ts';
+
+/** What a verified token says about its bearer; cached by the raw token string. */
+export interface Principal {
+  readonly subject: string | undefined;
+  readonly scopes: ReadonlySet<string>;
+  /** The token's `exp`, in ms: the cache entry is dropped at this instant. */
+  readonly expiresAtMs: number;
+  readonly claims: Readonly<JWTPayload>;
+}
+
+/** RFC 8725 section 3.11 / RFC 9068: an access token's `typ`, when present, must say JWT. */
+const ACCEPTED_TYP = new Set(['jwt', 'application/jwt', 'at+jwt', 'application/at+jwt']);
+
+function describeJoseFailure(err: unknown): string {
+  if (err instanceof errors.JWTExpired) return 'the token has expired';
+  if (err instanceof errors.JWTClaimValidationFailed) {
+    if (err.claim === 'nbf') return 'the token is not yet valid';
+    if (err.claim === 'iss') return 'unexpected issuer';
+    if (err.claim === 'aud') return 'unexpected audience';
+    if (err.claim === 'exp') return 'the token has no valid exp claim';
+    return `invalid ${err.claim} claim`;
+  }
+  if (err instanceof errors.JWSSignatureVerificationFailed) return 'signature verification failed';
+  if (err instanceof errors.JOSEAlgNotAllowed) return 'the signing algorithm is not allowed';
+  if (err instanceof errors.JWKSNoMatchingKey) return 'no key matches the token';
+  if (err instanceof errors.JWSInvalid || err instanceof errors.JWTInvalid) return 'the token is malformed';
+  if (err instanceof errors.JOSENotSupported) return 'the token uses an unsupported feature';
+  return 'the token could not be verified';
+}
+
+/** Key-source outages are the gateway's problem, not the client's: 503, not 401. */
+function isKeySourceOutage(err: unknown): boolean {
+  if (err instanceof errors.JWKSTimeout) return true;
+  if (err instanceof errors.JOSEError) return false;
+  return err instanceof TypeError || (err instanceof Error && err.name === 'AbortError');
+}
+
+export class TokenVerifier {
+  readonly #keys: KeySource;
+  readonly #clock: Clock;
+  readonly #cache: LRUCache<string, Principal>;
+  readonly #options: Parameters<typeof jwtVerify>[2] & object;
+
+  constructor(auth: AuthConfig, keys: KeySource, clock: Clock) {
+    this.#keys = keys;
+    this.#clock = clock;
+    this.#cache = new LRUCache<string, Principal>({ max: auth.tokenCacheMaxEntries });
+    this.#options = {
+      algorithms: [...keys.algorithms],
+      clockTolerance: auth.clockToleranceSeconds,
+      requiredClaims: ['exp'],
+      ...(auth.issuer === null ? {} : { issuer: auth.issuer }),
+      ...(auth.audience === null ? {} : { audience: auth.audience }),
+    };
+  }
+
+  get cachedTokens(): number {
+    return this.#cache.size;
+  }
+
+  /** The hot path: a token verified before and not yet expired. No crypto, no promise. */
+  cached(token: string): Principal | undefined {
+    const principal = this.#cache.get(token);
+    if (principal === undefined) return undefined;
+    if (principal.expiresAtMs > this.#clock.now()) return principal;
+    this.#cache.delete(token);
+    return undefined;
+  }
+
+  /** Full verification with jose; only successes are cached, and never past `exp`. */
+  async verify(token: string): Promise<Principal> {
+    assertTokenSyntax(token);
+    const nowMs = this.#clock.now();
+    let payload: JWTPayload;
+    try {
+      const result = await jwtVerify(token, this.#keys.getKey, { ...this.#options, currentDate: new Date(nowMs) });
+      const typ = result.protectedHeader.typ;
+      if (typ !== undefined && !ACCEPTED_TYP.has(typ.toLowerCase())) throw invalidToken('unexpected token type');
+      payload = result.payload;
+    } catch (err) {
+      if (err instanceof HgError) throw err;
+      if (isKeySourceOutage(err)) {
+        throw new HgError('HG_ERR_AUTH_KEYS_UNAVAILABLE', { headers: { 'Retry-After': '5' }, cause: err });
+      }
+      throw invalidToken(describeJoseFailure(err), err);
+    }
+    const principal: Principal = {
+      subject: payload.sub,
+      scopes: scopesOf(payload),
+      expiresAtMs: (payload.exp ?? 0) * 1000,
+      claims: payload,
+    };
+    if (principal.expiresAtMs > nowMs) this.#cache.set(token, principal);
+    return principal;
+  }
+}

@@ -1,0 +1,109 @@
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Config } from './types.ts';
+import { ConfigError, validateConfig } from './validate.ts';
+
+/** The project root: config/default.json and the dev-key folder are found from here, not from the cwd. */
+export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const DEFAULTS_FILE = resolve(PROJECT_ROOT, 'config/default.json');
+
+type Tree = Record<string, unknown>;
+
+function isTree(value: unknown): value is Tree {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Deep merge where objects merge key by key and everything else (arrays included) replaces. */
+export function mergeConfig(base: unknown, over: unknown): unknown {
+  if (!isTree(base) || !isTree(over)) return over === undefined ? base : over;
+  const out: Tree = { ...base };
+  for (const [key, value] of Object.entries(over)) out[key] = mergeConfig(base[key], value);
+  return out;
+}
+
+export function readDefaults(): Tree {
+  return JSON.parse(readFileSync(DEFAULTS_FILE, 'utf8')) as Tree;
+}
+
+function readJsonFile(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw new ConfigError([`--config ${file}: cannot read the file (${code})`]);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError([`--config ${file}: not valid JSON (${(err as Error).message})`]);
+  }
+}
+
+const PATH_KEYS = ['jwksFile', 'publicKeyFile', 'devKeyDir'] as const;
+
+/** Relative file paths in a config file mean "next to that file", whatever the cwd. */
+function resolvePaths(tree: unknown, baseDir: string): void {
+  if (!isTree(tree) || !isTree(tree['auth'])) return;
+  const auth = tree['auth'];
+  for (const key of PATH_KEYS) {
+    const value = auth[key];
+    if (typeof value === 'string' && value.length > 0 && !isAbsolute(value)) auth[key] = resolve(baseDir, value);
+  }
+}
+
+/** The documented environment overrides; each maps to one scalar key. */
+const ENV_OVERRIDES: ReadonlyArray<readonly [string, string, string, 'integer' | 'string']> = [
+  ['HYPERGATE_PORT', 'server', 'port', 'integer'],
+  ['HYPERGATE_HOST', 'server', 'host', 'string'],
+  ['HYPERGATE_UPSTREAM_URL', 'upstream', 'url', 'string'],
+];
+
+function applyEnv(tree: Tree, env: NodeJS.ProcessEnv, problems: string[]): void {
+  for (const [name, section, key, kind] of ENV_OVERRIDES) {
+    const raw = env[name];
+    if (raw === undefined || raw === '') continue;
+    const target = tree[section];
+    if (!isTree(target)) continue;
+    if (kind === 'integer') {
+      if (!/^\d+$/.test(raw)) {
+        problems.push(`${name}: expected an integer for ${section}.${key}, got ${JSON.stringify(raw)}`);
+        continue;
+      }
+      target[key] = Number(raw);
+    } else {
+      target[key] = raw;
+    }
+  }
+}
+
+export interface LoadOptions {
+  /** Path of a JSON file loaded over the defaults. */
+  readonly file?: string | undefined;
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/** Defaults, then the file, then the environment; validated once and frozen. */
+export function loadConfig(options: LoadOptions = {}): Config {
+  const defaults = readDefaults();
+  resolvePaths(defaults, PROJECT_ROOT);
+  let merged = defaults;
+  if (options.file !== undefined) {
+    const file = resolve(options.file);
+    const fromFile = readJsonFile(file);
+    resolvePaths(fromFile, dirname(file));
+    merged = mergeConfig(defaults, fromFile) as Tree;
+  }
+  const problems: string[] = [];
+  if (options.env) applyEnv(merged, options.env, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return validateConfig(merged);
+}
+
+/** Defaults with an in-memory override, as tests and benchmarks build gateways. */
+export function configWith(overrides: unknown): Config {
+  const defaults = readDefaults();
+  resolvePaths(defaults, PROJECT_ROOT);
+  return validateConfig(mergeConfig(defaults, overrides));
+}

@@ -1,0 +1,93 @@
+import type { JwsAlgorithm, LogLevel } from './types.ts';
+
+/**
+ * The shape every config file must have. The validator walks this tree, so adding a key here
+ * (and to config/default.json, and to the README table) is all it takes to add an option.
+ */
+export type Rule =
+  | { readonly kind: 'string'; readonly nullable?: boolean; readonly nonEmpty?: boolean; readonly oneOf?: readonly string[] }
+  | { readonly kind: 'integer'; readonly min: number; readonly max: number; readonly nullable?: boolean }
+  | { readonly kind: 'url'; readonly nullable?: boolean }
+  | { readonly kind: 'strings'; readonly nullable?: boolean; readonly oneOf?: readonly string[]; readonly nonEmpty?: boolean }
+  | { readonly kind: 'section'; readonly keys: Readonly<Record<string, Rule>> };
+
+export const JWS_ALGORITHMS: readonly JwsAlgorithm[] = [
+  'HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512',
+  'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519',
+];
+const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
+const MAX_MS = 24 * 60 * 60 * 1000;
+
+const int = (min: number, max: number, nullable = false): Rule => ({ kind: 'integer', min, max, nullable });
+const str = (nullable = false): Rule => ({ kind: 'string', nullable, nonEmpty: true });
+
+export const CONFIG_SCHEMA: Rule = {
+  kind: 'section',
+  keys: {
+    server: {
+      kind: 'section',
+      keys: {
+        host: str(),
+        port: int(0, 65535),
+        drainTimeoutMs: int(0, MAX_MS),
+        headersTimeoutMs: int(1, MAX_MS),
+        requestTimeoutMs: int(1, MAX_MS),
+        keepAliveTimeoutMs: int(0, MAX_MS),
+        maxHeaderBytes: int(1024, 1024 * 1024),
+        maxUrlBytes: int(64, 1024 * 1024),
+      },
+    },
+    upstream: {
+      kind: 'section',
+      keys: {
+        url: { kind: 'url', nullable: true },
+        timeoutMs: int(1, MAX_MS),
+        connections: int(1, 10000),
+        maxResponseBytes: int(1, 1024 * 1024 * 1024),
+      },
+    },
+    auth: {
+      kind: 'section',
+      keys: {
+        jwksUrl: { kind: 'url', nullable: true },
+        jwksFile: str(true),
+        publicKeyFile: str(true),
+        secret: str(true),
+        algorithms: { kind: 'strings', nullable: true, nonEmpty: true, oneOf: JWS_ALGORITHMS },
+        issuer: str(true),
+        audience: str(true),
+        clockToleranceSeconds: int(0, 3600),
+        requiredScope: str(),
+        maxTokenBytes: int(64, 65536),
+        tokenCacheMaxEntries: int(1, 10_000_000),
+        jwksCooldownMs: int(0, MAX_MS),
+        devKeyDir: str(),
+      },
+    },
+    cache: {
+      kind: 'section',
+      keys: {
+        maxAgeSeconds: int(0, 31_536_000),
+        maxEntries: int(1, 10_000_000),
+        maxBytes: int(1024, Number.MAX_SAFE_INTEGER),
+      },
+    },
+    resources: {
+      kind: 'section',
+      keys: {
+        customers: {
+          kind: 'section',
+          keys: { exposeFields: { kind: 'strings' } },
+        },
+      },
+    },
+    sampleUpstream: {
+      kind: 'section',
+      keys: { customers: int(1, 10_000_000) },
+    },
+    log: {
+      kind: 'section',
+      keys: { level: { kind: 'string', oneOf: LOG_LEVELS } },
+    },
+  },
+};

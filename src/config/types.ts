@@ -1,0 +1,73 @@
+/** The validated, frozen configuration. Every key is documented in README.md ("Configuration"). */
+export interface ServerConfig {
+  readonly host: string;
+  readonly port: number;
+  /** How long SIGTERM waits for in-flight requests before closing sockets, in ms. */
+  readonly drainTimeoutMs: number;
+  /** Time allowed to receive a request head, in ms (slowloris guard). */
+  readonly headersTimeoutMs: number;
+  /** Time allowed to receive a whole request, in ms. */
+  readonly requestTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
+  /** Upper bound on the request head (request line + headers), in bytes; over it: 431. */
+  readonly maxHeaderBytes: number;
+  /** Longest request target accepted, in bytes; over it: 414. */
+  readonly maxUrlBytes: number;
+}
+
+export interface UpstreamConfig {
+  /** Base URL of the customer service; null starts the embedded sample service. */
+  readonly url: string | null;
+  /** One deadline for connect + headers + whole body, in ms. */
+  readonly timeoutMs: number;
+  /** Most connections (and so concurrent requests) to the upstream. */
+  readonly connections: number;
+  readonly maxResponseBytes: number;
+}
+
+export type JwsAlgorithm =
+  | 'HS256' | 'HS384' | 'HS512'
+  | 'RS256' | 'RS384' | 'RS512'
+  | 'PS256' | 'PS384' | 'PS512'
+  | 'ES256' | 'ES384' | 'ES512'
+  | 'EdDSA' | 'Ed25519';
+
+export interface AuthConfig {
+  readonly jwksUrl: string | null;
+  readonly jwksFile: string | null;
+  readonly publicKeyFile: string | null;
+  readonly secret: string | null;
+  /** Allow-list; null means "follow the key type". */
+  readonly algorithms: readonly JwsAlgorithm[] | null;
+  readonly issuer: string | null;
+  readonly audience: string | null;
+  readonly clockToleranceSeconds: number;
+  readonly requiredScope: string;
+  readonly maxTokenBytes: number;
+  readonly tokenCacheMaxEntries: number;
+  readonly jwksCooldownMs: number;
+  readonly devKeyDir: string;
+}
+
+export interface CacheConfig {
+  readonly maxAgeSeconds: number;
+  readonly maxEntries: number;
+  readonly maxBytes: number;
+}
+
+export interface ResourceConfig {
+  /** Upstream fields exposed beyond id, name and status (data exposure is opt-in). */
+  readonly exposeFields: readonly string[];
+}
+
+export interface Config {
+  readonly server: ServerConfig;
+  readonly upstream: UpstreamConfig;
+  readonly auth: AuthConfig;
+  readonly cache: CacheConfig;
+  readonly resources: { readonly customers: ResourceConfig };
+  readonly sampleUpstream: { readonly customers: number };
+  readonly log: { readonly level: LogLevel };
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';

@@ -1,0 +1,140 @@
+import { CONFIG_SCHEMA, type Rule } from './schema.ts';
+import type { Config } from './types.ts';
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'object') return 'an object';
+  return String(value);
+}
+
+function closest(key: string, known: readonly string[]): string | undefined {
+  const lower = key.toLowerCase();
+  return known.find((k) => k.toLowerCase() === lower || k.toLowerCase().startsWith(lower) || lower.startsWith(k.toLowerCase()));
+}
+
+function check(rule: Rule, value: unknown, path: string, problems: string[]): void {
+  switch (rule.kind) {
+    case 'section': {
+      if (!isObject(value)) {
+        problems.push(`${path}: expected an object, got ${describe(value)}`);
+        return;
+      }
+      const known = Object.keys(rule.keys);
+      for (const key of Object.keys(value)) {
+        if (!(key in rule.keys)) {
+          const hint = closest(key, known);
+          problems.push(`${path ? `${path}.` : ''}${key}: unknown key${hint ? ` (did you mean "${hint}"?)` : ''}`);
+        }
+      }
+      for (const key of known) {
+        const childRule = rule.keys[key];
+        if (childRule) check(childRule, value[key], path ? `${path}.${key}` : key, problems);
+      }
+      return;
+    }
+    case 'string': {
+      if (value === null && rule.nullable) return;
+      if (typeof value !== 'string' || (rule.nonEmpty && value.length === 0)) {
+        problems.push(`${path}: expected a non-empty string${rule.nullable ? ' or null' : ''}, got ${describe(value)}`);
+        return;
+      }
+      if (rule.oneOf && !rule.oneOf.includes(value)) {
+        problems.push(`${path}: expected one of ${rule.oneOf.join(', ')}, got ${describe(value)}`);
+      }
+      return;
+    }
+    case 'integer': {
+      if (value === null && rule.nullable) return;
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < rule.min || value > rule.max) {
+        problems.push(`${path}: expected an integer from ${rule.min} to ${rule.max}, got ${describe(value)}`);
+      }
+      return;
+    }
+    case 'url': {
+      if (value === null && rule.nullable) return;
+      let ok = false;
+      if (typeof value === 'string') {
+        try {
+          const url = new URL(value);
+          ok = (url.protocol === 'http:' || url.protocol === 'https:') && url.username === '' && url.search === '' && url.hash === '';
+        } catch {
+          ok = false;
+        }
+      }
+      if (!ok) problems.push(`${path}: expected an http(s) URL without credentials, query or fragment${rule.nullable ? ', or null' : ''}, got ${describe(value)}`);
+      return;
+    }
+    case 'strings': {
+      if (value === null && rule.nullable) return;
+      if (!Array.isArray(value) || !value.every((v) => typeof v === 'string' && v.length > 0)) {
+        problems.push(`${path}: expected an array of non-empty strings${rule.nullable ? ' or null' : ''}, got ${describe(value)}`);
+        return;
+      }
+      if (rule.nonEmpty && value.length === 0) problems.push(`${path}: expected at least one entry`);
+      if (rule.oneOf) {
+        for (const v of value) {
+          if (!rule.oneOf.includes(v)) problems.push(`${path}: "${v}" is not one of ${rule.oneOf.join(', ')}`);
+        }
+      }
+      return;
+    }
+  }
+}
+
+const RESERVED_FIELDS = new Set(['id', 'name', 'status', 'links', '_links', '_embedded']);
+
+/** Rules that span several keys: one key source, the algorithm allow-list that fits it. */
+function checkAcrossKeys(config: Config, problems: string[]): void {
+  const { auth } = config;
+  const sources = (['jwksUrl', 'jwksFile', 'publicKeyFile', 'secret'] as const).filter((k) => auth[k] !== null);
+  if (sources.length > 1) {
+    problems.push(`auth: set only one key source, got ${sources.map((s) => `auth.${s}`).join(' and ')}`);
+  }
+  const algs = auth.algorithms ?? [];
+  const hmac = algs.filter((a) => a.startsWith('HS'));
+  if (auth.secret !== null) {
+    if (hmac.length === 0) problems.push('auth.secret: requires auth.algorithms to list HS256, HS384 or HS512');
+    if (hmac.length !== algs.length) problems.push('auth.algorithms: with auth.secret only HS256, HS384 and HS512 are allowed');
+    if (Buffer.byteLength(auth.secret) < 32) problems.push('auth.secret: expected at least 32 bytes (RFC 7518 section 3.2)');
+  } else if (hmac.length > 0) {
+    problems.push(`auth.algorithms: ${hmac.join(', ')} needs auth.secret; public keys never verify HMAC tokens`);
+  }
+  if (/\s/.test(auth.requiredScope)) problems.push('auth.requiredScope: expected a single scope without spaces');
+  for (const field of config.resources.customers.exposeFields) {
+    if (RESERVED_FIELDS.has(field)) problems.push(`resources.customers.exposeFields: "${field}" is always part of the representation or reserved`);
+  }
+}
+
+export class ConfigError extends Error {
+  readonly problems: readonly string[];
+  constructor(problems: readonly string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** Validates a merged config object; returns a frozen deep copy or throws ConfigError listing every problem. */
+export function validateConfig(candidate: unknown): Config {
+  const problems: string[] = [];
+  check(CONFIG_SCHEMA, candidate, '', problems);
+  if (problems.length === 0) checkAcrossKeys(candidate as Config, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze(structuredClone(candidate as Json) as unknown as Config);
+}

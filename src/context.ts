@@ -1,0 +1,16 @@
+import type { TokenVerifier } from './auth/verifier.ts';
+import type { ResponseCache } from './cache/response-cache.ts';
+import type { Clock } from './clock.ts';
+import type { Config } from './config/types.ts';
+import type { Logger } from './observability/logger.ts';
+import type { UpstreamClient } from './upstream/client.ts';
+
+/** What route handlers are built from; made once by createGateway. */
+export interface GatewayContext {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly verifier: TokenVerifier;
+  readonly cache: ResponseCache;
+  readonly upstream: UpstreamClient;
+}

@@ -1,0 +1,46 @@
+import type { ServerResponse } from 'node:http';
+import { ERRORS, HgError, PROBLEM_TYPE_BASE, type HgErrorCode } from '../errors.ts';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+export interface ProblemBody {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
+  readonly code: HgErrorCode;
+}
+
+export function problemBody(err: HgError): ProblemBody {
+  const def = ERRORS[err.code];
+  return { type: `${PROBLEM_TYPE_BASE}${def.slug}`, title: def.title, status: def.status, detail: err.detail, code: err.code };
+}
+
+/** The bytes of a whole HTTP/1.1 error answer, for sockets that have no ServerResponse (parse errors). */
+export function rawProblemResponse(err: HgError): Buffer {
+  const body = JSON.stringify(problemBody(err));
+  const head =
+    `HTTP/1.1 ${err.status} ${ERRORS[err.code].title}\r\n` +
+    `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+    'Cache-Control: no-store\r\n' +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    'Connection: close\r\n\r\n';
+  return Buffer.from(head + body);
+}
+
+/** Writes an RFC 9457 problem answer. Nothing else in hypergate writes error bodies. */
+export function sendProblem(res: ServerResponse, err: HgError, headOnly: boolean): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const body = Buffer.from(JSON.stringify(problemBody(err)));
+  const headers: Record<string, string | number> = {
+    'Content-Type': PROBLEM_CONTENT_TYPE,
+    'Cache-Control': 'no-store',
+    'Content-Length': body.length,
+  };
+  if (err.headers) Object.assign(headers, err.headers);
+  res.writeHead(err.status, headers);
+  res.end(headOnly ? undefined : body);
+}
