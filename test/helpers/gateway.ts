@@ -1,0 +1,79 @@
+import { connect } from 'node:net';
+import { request } from 'undici';
+import type { Clock } from '../../src/clock.ts';
+import { configWith } from '../../src/config/load.ts';
+import { createGateway, type Gateway } from '../../src/gateway.ts';
+import type { Logger } from '../../src/observability/logger.ts';
+
+export interface RunningGateway {
+  readonly gateway: Gateway;
+  readonly url: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/** A real gateway from createGateway on 127.0.0.1:0, with config overrides over the defaults. */
+export async function startGateway(overrides: unknown, deps: { clock?: Clock; logger?: Logger } = {}): Promise<RunningGateway> {
+  const config = configWith({ server: { port: 0, host: '127.0.0.1' }, ...(overrides as object) });
+  const gateway = await createGateway(config, deps);
+  const address = await gateway.listen();
+  return {
+    gateway,
+    url: `http://127.0.0.1:${address.port}`,
+    port: address.port,
+    close: () => gateway.close(0),
+  };
+}
+
+export interface HttpAnswer {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly text: string;
+  json(): unknown;
+}
+
+/** One real HTTP request with undici; the body is read whole. */
+export async function get(url: string, headers: Record<string, string> = {}, method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'OPTIONS' = 'GET'): Promise<HttpAnswer> {
+  const res = await request(url, { method, headers });
+  const text = await res.body.text();
+  return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) };
+}
+
+export function bearer(token: string): Record<string, string> {
+  return { authorization: `Bearer ${token}` };
+}
+
+/** Sends raw bytes on a fresh socket and returns everything the server wrote before closing. */
+export function rawRequest(port: number, payload: string | Buffer, timeoutMs = 3000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve(Buffer.concat(chunks).toString('latin1'));
+    }, timeoutMs);
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('error', (err) => {
+      clearTimeout(timer);
+      if (chunks.length > 0) resolve(Buffer.concat(chunks).toString('latin1'));
+      else reject(err);
+    });
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(chunks).toString('latin1'));
+    });
+    socket.write(payload);
+  });
+}
+
+/** Status code and body of a raw HTTP/1.1 answer. */
+export function parseRaw(answer: string): { status: number; head: string; body: string } {
+  const end = answer.indexOf('\r\n\r\n');
+  const head = end === -1 ? answer : answer.slice(0, end);
+  return { status: Number(head.split(' ')[1]), head, body: end === -1 ? '' : answer.slice(end + 4) };
+}
+
+/** Asserts a body is an RFC 9457 problem with this status; returns it. */
+export function problemOf(answer: HttpAnswer): { type: string; title: string; status: number; detail: string; code: string } {
+  return answer.json() as { type: string; title: string; status: number; detail: string; code: string };
+}

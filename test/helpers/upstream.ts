@@ -1,0 +1,114 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+/** What the test upstream does for one request. */
+export type UpstreamBehaviour =
+  | { readonly kind: 'json'; readonly status?: number; readonly body: unknown; readonly headers?: Record<string, string> }
+  | { readonly kind: 'raw'; readonly status: number; readonly body: string | Buffer; readonly headers?: Record<string, string> }
+  | { readonly kind: 'hang' }
+  | { readonly kind: 'reset' }
+  | { readonly kind: 'drip'; readonly chunks: number; readonly intervalMs: number }
+  | { readonly kind: 'delay'; readonly ms: number; readonly then: UpstreamBehaviour };
+
+export interface TestUpstream {
+  readonly url: string;
+  /** Requests seen, by path. */
+  hits(path?: string): number;
+  readonly paths: string[];
+  readonly headersSeen: IncomingMessage['headers'][];
+  /** Override the answer for a path (or '*' for all). */
+  on(path: string, behaviour: UpstreamBehaviour): void;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+/** Default record: the seed's customer fields plus some the gateway must not expose by default. */
+export function defaultRecord(id: number): Record<string, unknown> {
+  return { id, name: `Customer ${id}`, status: id % 2 === 0 ? 'active' : 'inactive', email: `c${id}@example.com`, internalNote: 'secret' };
+}
+
+/**
+ * A real upstream customer service on 127.0.0.1:0 that counts requests and can be told to fail in
+ * any of the ways a real one does.
+ */
+export async function startTestUpstream(): Promise<TestUpstream> {
+  const behaviours = new Map<string, UpstreamBehaviour>();
+  const paths: string[] = [];
+  const headersSeen: IncomingMessage['headers'][] = [];
+  const sockets = new Set<Socket>();
+
+  const act = (res: ServerResponse, behaviour: UpstreamBehaviour): void => {
+    switch (behaviour.kind) {
+      case 'json': {
+        const body = JSON.stringify(behaviour.body);
+        res.writeHead(behaviour.status ?? 200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...behaviour.headers });
+        res.end(body);
+        return;
+      }
+      case 'raw':
+        res.writeHead(behaviour.status, { 'content-length': Buffer.byteLength(behaviour.body), ...behaviour.headers });
+        res.end(behaviour.body);
+        return;
+      case 'hang':
+        return;
+      case 'reset':
+        res.socket?.destroy();
+        return;
+      case 'drip': {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        let sent = 0;
+        const timer = setInterval(() => {
+          if (res.destroyed || sent >= behaviour.chunks) {
+            clearInterval(timer);
+            if (!res.destroyed) res.end('{}');
+            return;
+          }
+          sent++;
+          res.write(' ');
+        }, behaviour.intervalMs);
+        return;
+      }
+      case 'delay':
+        setTimeout(() => act(res, behaviour.then), behaviour.ms);
+        return;
+    }
+  };
+
+  const server = createServer((req, res) => {
+    const path = req.url ?? '/';
+    paths.push(path);
+    headersSeen.push(req.headers);
+    const behaviour = behaviours.get(path) ?? behaviours.get('*');
+    if (behaviour !== undefined) {
+      act(res, behaviour);
+      return;
+    }
+    const match = /^\/customers\/(\d+)$/.exec(path);
+    const id = match ? Number(match[1]) : 0;
+    if (id >= 1 && id <= 1_000_000) act(res, { kind: 'json', body: defaultRecord(id) });
+    else act(res, { kind: 'json', status: 404, body: { error: 'not found' } });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    hits: (path) => (path === undefined ? paths.length : paths.filter((p) => p === path).length),
+    paths,
+    headersSeen,
+    on: (path, behaviour) => behaviours.set(path, behaviour),
+    reset: () => {
+      behaviours.clear();
+      paths.length = 0;
+      headersSeen.length = 0;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
