@@ -3,6 +3,7 @@ import type { ResponseCache } from './cache/response-cache.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config/types.ts';
 import type { Logger } from './observability/logger.ts';
+import type { Metrics } from './observability/metrics.ts';
 import type { UpstreamClient } from './upstream/client.ts';
 
 /** What route handlers are built from; made once by createGateway. */
@@ -13,4 +14,6 @@ export interface GatewayContext {
   readonly verifier: TokenVerifier;
   readonly cache: ResponseCache;
   readonly upstream: UpstreamClient;
+  /** Counters, and the hooks (breaker state) other parts report through. */
+  readonly metrics: Metrics;
 }

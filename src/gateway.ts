@@ -1,5 +1,7 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createAdminServer, listenAdmin, type AdminBackend } from './admin/server.ts';
+import { authorize } from './auth/authenticate.ts';
 import { resolveKeySource, type KeySource } from './auth/keys.ts';
 import { TokenVerifier } from './auth/verifier.ts';
 import { ResponseCache } from './cache/response-cache.ts';
@@ -8,8 +10,12 @@ import type { Config } from './config/types.ts';
 import type { GatewayContext } from './context.ts';
 import { handleClientError } from './http/client-error.ts';
 import { createDispatcher } from './http/dispatch.ts';
+import { HgResponse } from './http/response.ts';
 import { createRouter } from './http/router.ts';
 import { silentLogger, type Logger } from './observability/logger.ts';
+import { Metrics } from './observability/metrics.ts';
+import { RequestIds } from './observability/request-id.ts';
+import { customerPath } from './resources/customer-representation.ts';
 import { customerRoutes } from './resources/customers.ts';
 import { startSampleUpstream, type SampleUpstream } from './sample-upstream/server.ts';
 import { UpstreamClient } from './upstream/client.ts';
@@ -17,10 +23,23 @@ import { UpstreamClient } from './upstream/client.ts';
 export interface GatewayDeps {
   readonly clock?: Clock;
   readonly logger?: Logger;
+  /** Default: a new registry with process metrics. */
+  readonly metrics?: Metrics;
+}
+
+/** A readiness check: null when fine, else the reason this instance should get no traffic. */
+export type ReadinessCheck = () => string | null;
+
+export interface ReloadResult {
+  /** Keys whose new value needs a restart to take effect (listening addresses, workers). */
+  readonly restartRequired: readonly string[];
 }
 
 export interface Gateway {
   readonly server: Server;
+  /** The admin listener, or null when admin.port is null. */
+  readonly adminServer: Server | null;
+  /** The config in force (it changes on reload). */
   readonly config: Config;
   readonly keySource: KeySource;
   /** The upstream in use: the configured one, or the embedded sample service's loopback URL. */
@@ -28,66 +47,207 @@ export interface Gateway {
   readonly embeddedUpstream: boolean;
   readonly cache: ResponseCache;
   readonly verifier: TokenVerifier;
-  /** Starts listening on server.host:server.port; resolves with the bound address. */
+  readonly metrics: Metrics;
+  /** Starts listening on server.host:server.port (and the admin listener); resolves with the public address. */
   listen(): Promise<AddressInfo>;
+  /** The admin listener's address once listening, else null. */
+  adminAddress(): AddressInfo | null;
+  /** null when ready, else why not (the body of /readyz). */
+  readiness(): string | null;
+  /** The hook for other parts (e.g. a circuit breaker) to hold readiness back. */
+  addReadinessCheck(name: string, check: ReadinessCheck): void;
+  /** Drops cached entries of one customer (all its representations), or every entry. */
+  purge(customerId: number | null): number;
+  /**
+   * Applies a new validated config without closing the listeners or any connection: new keys,
+   * verifier, upstream client and routes; the cache is kept when its settings did not change.
+   * Throws (and keeps the old config) when the new keys cannot be loaded.
+   */
+  reload(next: Config): Promise<ReloadResult>;
   /** Stops accepting, lets in-flight requests finish for up to drainTimeoutMs, then closes everything. */
   close(drainTimeoutMs?: number): Promise<void>;
 }
 
+/** Everything that depends on the config; rebuilt on reload. */
+interface Pipeline {
+  readonly config: Config;
+  readonly keySource: KeySource;
+  readonly verifier: TokenVerifier;
+  readonly cache: ResponseCache;
+  readonly upstream: UpstreamClient;
+  readonly dispatch: (req: IncomingMessage, res: HgResponse) => void;
+}
+
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
 /** The one way to build a gateway: main.ts, tests and benchmarks all call this. */
-export async function createGateway(config: Config, deps: GatewayDeps = {}): Promise<Gateway> {
+export async function createGateway(initial: Config, deps: GatewayDeps = {}): Promise<Gateway> {
   const clock = deps.clock ?? systemClock;
   const logger = deps.logger ?? silentLogger;
-  const keySource = await resolveKeySource(config.auth);
-  await keySource.warm().catch((err: unknown) => {
-    // The key server may come up after us; verification retries on first use.
-    logger.warn('could not fetch the JWKS at start-up', { error: (err as Error).message });
-  });
+  const metrics = deps.metrics ?? new Metrics();
+  const ids = new RequestIds();
 
   let sample: SampleUpstream | null = null;
-  if (config.upstream.url === null) sample = await startSampleUpstream(config.sampleUpstream.customers);
-  const upstreamUrl = config.upstream.url ?? (sample as SampleUpstream).url;
+  if (initial.upstream.url === null) sample = await startSampleUpstream(initial.sampleUpstream.customers);
+  const upstreamUrlOf = (config: Config): string => config.upstream.url ?? (sample as SampleUpstream).url;
 
-  const verifier = new TokenVerifier(config.auth, keySource, clock);
-  const cache = new ResponseCache(config.cache);
-  const upstream = new UpstreamClient(config.upstream, upstreamUrl);
-  const ctx: GatewayContext = { config, clock, logger, verifier, cache, upstream };
-  const router = createRouter([...customerRoutes(ctx)]);
+  async function buildPipeline(config: Config, previous: Pipeline | null): Promise<Pipeline> {
+    const keySource = await resolveKeySource(config.auth);
+    const verifier = new TokenVerifier(config.auth, keySource, clock, metrics.tokens);
+    verifier.keysLoaded = keySource.mode !== 'jwks-url';
+    await keySource.warm().then(
+      () => {
+        verifier.keysLoaded = true;
+      },
+      (err: unknown) => {
+        // The key server may come up after us; verification retries on first use, /readyz says why.
+        logger.warn('could not fetch the JWKS', { event: 'jwks', error: (err as Error).message });
+      },
+    );
+    const cache = previous !== null && same(previous.config.cache, config.cache) ? previous.cache : new ResponseCache(config.cache, metrics.cache);
+    const upstream =
+      previous !== null && same(previous.config.upstream, config.upstream) && upstreamUrlOf(previous.config) === upstreamUrlOf(config)
+        ? previous.upstream
+        : new UpstreamClient(config.upstream, upstreamUrlOf(config), metrics);
+    const ctx: GatewayContext = { config, clock, logger, verifier, cache, upstream, metrics };
+    const router = createRouter([...customerRoutes(ctx)], metrics.requests);
+    const dispatch = createDispatcher(router, logger, { maxUrlBytes: config.server.maxUrlBytes }, { metrics, accessLog: config.log.access, ids });
+    return { config, keySource, verifier, cache, upstream, dispatch };
+  }
 
-  const { server: s } = config;
-  const server = createServer(
-    {
-      maxHeaderSize: s.maxHeaderBytes,
-      headersTimeout: s.headersTimeoutMs,
-      requestTimeout: s.requestTimeoutMs,
-      keepAliveTimeout: s.keepAliveTimeoutMs,
-      connectionsCheckingInterval: Math.min(1000, s.headersTimeoutMs),
-    },
-    createDispatcher(router, logger, { maxUrlBytes: s.maxUrlBytes }),
-  );
+  let current = await buildPipeline(initial, null);
+  metrics.setCacheEntriesSource(() => current.cache.size);
+
+  const { server: s } = initial;
+  const server = createServer<typeof IncomingMessage, typeof HgResponse>({
+    ServerResponse: HgResponse,
+    maxHeaderSize: s.maxHeaderBytes,
+    headersTimeout: s.headersTimeoutMs,
+    requestTimeout: s.requestTimeoutMs,
+    keepAliveTimeout: s.keepAliveTimeoutMs,
+    connectionsCheckingInterval: Math.min(1000, s.headersTimeoutMs),
+  });
+  server.on('request', current.dispatch);
   server.on('clientError', handleClientError);
 
   let closing: Promise<void> | null = null;
+  const checks = new Map<string, ReadinessCheck>();
+  let warming: Promise<void> | null = null;
+
+  const readiness = (): string | null => {
+    if (closing !== null) return 'shutting down';
+    if (!current.verifier.keysLoaded) {
+      // Try again in the background; the next probe sees the result.
+      const { verifier, keySource } = current;
+      warming ??= keySource.warm().then(
+        () => {
+          verifier.keysLoaded = true;
+        },
+        () => {},
+      ).finally(() => {
+        warming = null;
+      });
+      return 'the signing keys are not loaded yet (JWKS not fetched)';
+    }
+    for (const [name, check] of checks) {
+      const reason = check();
+      if (reason !== null) return `${name}: ${reason}`;
+    }
+    return null;
+  };
+
+  const purge = (customerId: number | null): number => {
+    if (customerId === null) return current.cache.clear();
+    const path = customerPath(customerId);
+    // Every representation of the customer: the path itself and anything keyed below or beside it.
+    return current.cache.deleteWhere((key) => key === path || (key.startsWith(path) && '/?#;'.includes(key.charAt(path.length))));
+  };
+
+  const backend: AdminBackend = {
+    readiness,
+    metrics: async () => ({ contentType: metrics.contentType, body: await metrics.text() }),
+    authorize: (req) => authorize(req, current.verifier, current.config.auth, current.config.admin.scope),
+    purge: async (id) => purge(id),
+  };
+  const adminServer = initial.admin.port === null ? null : createAdminServer(backend, logger);
+
+  async function reload(next: Config): Promise<ReloadResult> {
+    const previous = current;
+    if (sample === null && next.upstream.url === null) {
+      throw new Error('upstream.url: cannot switch to the embedded sample upstream on reload; restart instead');
+    }
+    const pipeline = await buildPipeline(next, previous);
+    const restartRequired: string[] = [];
+    for (const key of ['host', 'port', 'workers'] as const) {
+      if (!same(previous.config.server[key], next.server[key])) restartRequired.push(`server.${key}`);
+    }
+    if (!same(previous.config.admin.host, next.admin.host) || !same(previous.config.admin.port, next.admin.port)) restartRequired.push('admin.host/admin.port');
+    if (sample !== null && next.upstream.url === null && next.sampleUpstream.customers !== initial.sampleUpstream.customers) restartRequired.push('sampleUpstream.customers');
+    // Swap the listener: requests already running finish on the old pipeline, new ones use the new.
+    server.off('request', previous.dispatch);
+    server.on('request', pipeline.dispatch);
+    current = pipeline;
+    server.headersTimeout = next.server.headersTimeoutMs;
+    server.requestTimeout = next.server.requestTimeoutMs;
+    server.keepAliveTimeout = next.server.keepAliveTimeoutMs;
+    logger.setLevel?.(next.log.level);
+    if (pipeline.upstream !== previous.upstream) {
+      // Pool.close waits for the requests it is serving, then closes its connections.
+      previous.upstream.close().catch(() => {});
+    }
+    return { restartRequired };
+  }
 
   return {
     server,
-    config,
-    keySource,
-    upstreamUrl,
+    adminServer,
+    get config() {
+      return current.config;
+    },
+    get keySource() {
+      return current.keySource;
+    },
+    get upstreamUrl() {
+      return upstreamUrlOf(current.config);
+    },
     embeddedUpstream: sample !== null,
-    cache,
-    verifier,
-    listen: () =>
-      new Promise<AddressInfo>((resolve, reject) => {
+    get cache() {
+      return current.cache;
+    },
+    get verifier() {
+      return current.verifier;
+    },
+    metrics,
+    listen: async () => {
+      const address = await new Promise<AddressInfo>((resolve, reject) => {
         server.once('error', reject);
         server.listen(s.port, s.host, () => {
           server.off('error', reject);
           resolve(server.address() as AddressInfo);
         });
-      }),
-    close: (drainTimeoutMs = s.drainTimeoutMs) => {
+      });
+      if (adminServer !== null && initial.admin.port !== null) {
+        try {
+          await listenAdmin(adminServer, initial.admin.host, initial.admin.port);
+        } catch (err) {
+          server.close();
+          (err as Error).message = `admin listener ${initial.admin.host}:${initial.admin.port}: ${(err as Error).message}`;
+          throw err;
+        }
+      }
+      return address;
+    },
+    adminAddress: () => (adminServer?.listening ? (adminServer.address() as AddressInfo) : null),
+    readiness,
+    addReadinessCheck: (name, check) => {
+      checks.set(name, check);
+    },
+    purge,
+    reload,
+    close: (drainTimeoutMs = current.config.server.drainTimeoutMs) => {
       closing ??= drain(server, drainTimeoutMs).then(async () => {
-        await upstream.close();
+        if (adminServer !== null) await drain(adminServer, 0);
+        await current.upstream.close();
         if (sample !== null) await sample.close();
       });
       return closing;

@@ -5,6 +5,7 @@ import type { AuthConfig } from '../config/types.ts';
 import { HgError } from '../errors.ts';
 import { assertTokenSyntax } from './bearer.ts';
 import { invalidToken } from './challenge.ts';
+import type { TokenTally } from '../observability/metrics.ts';
 import type { KeySource } from './keys.ts';
 import { scopesOf } from './scopes.ts';
 
@@ -49,8 +50,13 @@ export class TokenVerifier {
   readonly #clock: Clock;
   readonly #cache: LRUCache<string, Principal>;
   readonly #options: Parameters<typeof jwtVerify>[2] & object;
+  /** Cache hits and verification results, read by /metrics. */
+  readonly tally: TokenTally;
+  /** True once the keys answered: a fetch succeeded or a token verified (readiness). */
+  keysLoaded = false;
 
-  constructor(auth: AuthConfig, keys: KeySource, clock: Clock) {
+  constructor(auth: AuthConfig, keys: KeySource, clock: Clock, tally: TokenTally = { cacheHits: 0, verified: 0, rejected: 0, keysUnavailable: 0 }) {
+    this.tally = tally;
     this.#keys = keys;
     this.#clock = clock;
     this.#cache = new LRUCache<string, Principal>({ max: auth.tokenCacheMaxEntries });
@@ -71,7 +77,10 @@ export class TokenVerifier {
   cached(token: string): Principal | undefined {
     const principal = this.#cache.get(token);
     if (principal === undefined) return undefined;
-    if (principal.expiresAtMs > this.#clock.now()) return principal;
+    if (principal.expiresAtMs > this.#clock.now()) {
+      this.tally.cacheHits++;
+      return principal;
+    }
     this.#cache.delete(token);
     return undefined;
   }
@@ -87,12 +96,16 @@ export class TokenVerifier {
       if (typ !== undefined && !ACCEPTED_TYP.has(typ.toLowerCase())) throw invalidToken('unexpected token type');
       payload = result.payload;
     } catch (err) {
-      if (err instanceof HgError) throw err;
       if (isKeySourceOutage(err)) {
+        this.tally.keysUnavailable++;
         throw new HgError('HG_ERR_AUTH_KEYS_UNAVAILABLE', { headers: { 'Retry-After': '5' }, cause: err });
       }
+      this.tally.rejected++;
+      if (err instanceof HgError) throw err;
       throw invalidToken(describeJoseFailure(err), err);
     }
+    this.tally.verified++;
+    this.keysLoaded = true;
     const principal: Principal = {
       subject: payload.sub,
       scopes: scopesOf(payload),

@@ -1,6 +1,14 @@
 import { createHash } from 'node:crypto';
+import { hitStatus } from '../http/cache-status.ts';
 
 export type HeaderList = readonly (string | number)[];
+
+/**
+ * The header lists end with `Cache-Status, <value>, X-Request-Id, <value>`: the writer puts the
+ * request's id in the last slot just before writeHead, which copies the list into the head bytes
+ * synchronously, so one shared list serves every hit without a per-request copy.
+ */
+export const CACHE_STATUS_SLOT_FROM_END = 3;
 
 /**
  * A rendered answer as it sits in the cache: body bytes, strong ETag and the header list a hit
@@ -17,8 +25,10 @@ export class Representation {
   /** End of freshness, in ms. */
   readonly expiresAtMs: number;
   #age = -1;
-  #headers: HeaderList = [];
-  #notModifiedHeaders: HeaderList = [];
+  #headers: (string | number)[] = [];
+  #notModifiedHeaders: (string | number)[] = [];
+  /** Whole seconds of freshness from storedAtMs. */
+  readonly lifetimeSeconds: number;
 
   constructor(body: Buffer, contentType: string, cacheControl: string, storedAtMs: number, expiresAtMs: number) {
     this.body = body;
@@ -26,6 +36,7 @@ export class Representation {
     this.cacheControl = cacheControl;
     this.storedAtMs = storedAtMs;
     this.expiresAtMs = expiresAtMs;
+    this.lifetimeSeconds = Math.round((expiresAtMs - storedAtMs) / 1000);
     // Strong validator (RFC 9110 section 8.8.3): a digest of the exact bytes.
     this.etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
   }
@@ -38,25 +49,29 @@ export class Representation {
 
   #refresh(age: number): void {
     const ageText = String(age);
+    // RFC 9211 section 2.4: ttl is the remaining freshness lifetime as this cache sees it.
+    const cacheStatus = hitStatus(this.lifetimeSeconds - age);
     this.#headers = [
       'Content-Type', this.contentType,
       'Cache-Control', this.cacheControl,
       'ETag', this.etag,
       'Age', ageText,
       'Content-Length', this.body.length,
+      'Cache-Status', cacheStatus,
+      'X-Request-Id', '',
     ];
-    this.#notModifiedHeaders = ['Cache-Control', this.cacheControl, 'ETag', this.etag, 'Age', ageText];
+    this.#notModifiedHeaders = ['Cache-Control', this.cacheControl, 'ETag', this.etag, 'Age', ageText, 'Cache-Status', cacheStatus, 'X-Request-Id', ''];
     this.#age = age;
   }
 
-  /** Headers of a 200 answer at this age. */
-  headers(age: number): HeaderList {
+  /** Headers of a 200 answer at this age; the last slot is the request id's (see above). */
+  headers(age: number): (string | number)[] {
     if (age !== this.#age) this.#refresh(age);
     return this.#headers;
   }
 
   /** Headers of a 304 answer at this age (RFC 9110 section 15.4.5). */
-  notModifiedHeaders(age: number): HeaderList {
+  notModifiedHeaders(age: number): (string | number)[] {
     if (age !== this.#age) this.#refresh(age);
     return this.#notModifiedHeaders;
   }

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { CacheConfig } from '../config/types.ts';
+import type { CacheTally } from '../observability/metrics.ts';
 import type { Representation } from './representation.ts';
 
 /** Per-entry bookkeeping outside the body (object headers, key, header arrays), in bytes. */
@@ -12,12 +13,18 @@ const ENTRY_OVERHEAD_BYTES = 400;
  */
 export class ResponseCache {
   readonly #lru: LRUCache<string, Representation>;
+  /** Hits, misses and evictions, read by /metrics; shared across reloads. */
+  readonly tally: CacheTally;
 
-  constructor(config: CacheConfig) {
+  constructor(config: CacheConfig, tally: CacheTally = { hits: 0, misses: 0, stale: 0, evictions: 0 }) {
+    this.tally = tally;
     this.#lru = new LRUCache<string, Representation>({
       max: config.maxEntries,
       maxSize: config.maxBytes,
       sizeCalculation: (value, key) => value.body.length + key.length * 2 + ENTRY_OVERHEAD_BYTES,
+      dispose: (_value, _key, reason) => {
+        if (reason === 'evict') tally.evictions++;
+      },
     });
   }
 
@@ -28,14 +35,36 @@ export class ResponseCache {
   /** A fresh representation, or undefined. */
   fresh(key: string, nowMs: number): Representation | undefined {
     const entry = this.#lru.get(key);
-    return entry !== undefined && entry.expiresAtMs > nowMs ? entry : undefined;
+    if (entry !== undefined && entry.expiresAtMs > nowMs) {
+      this.tally.hits++;
+      return entry;
+    }
+    this.tally.misses++;
+    return undefined;
   }
 
   set(key: string, representation: Representation): void {
     this.#lru.set(key, representation);
   }
 
-  delete(key: string): void {
-    this.#lru.delete(key);
+  /** Drops one entry; true when there was one (cache purge). */
+  delete(key: string): boolean {
+    return this.#lru.delete(key);
+  }
+
+  /** Drops every entry whose key satisfies `match`; returns how many (admin purge, O(entries)). */
+  deleteWhere(match: (key: string) => boolean): number {
+    let n = 0;
+    for (const key of [...this.#lru.keys()]) {
+      if (match(key) && this.#lru.delete(key)) n++;
+    }
+    return n;
+  }
+
+  /** Drops every entry; returns how many there were. */
+  clear(): number {
+    const n = this.#lru.size;
+    this.#lru.clear();
+    return n;
   }
 }

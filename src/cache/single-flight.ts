@@ -10,6 +10,11 @@ export class SingleFlight<T> {
     return this.#inFlight.size;
   }
 
+  /** Is a fetch for this key under way (a new caller would be collapsed into it)? */
+  has(key: string): boolean {
+    return this.#inFlight.has(key);
+  }
+
   run(key: string, work: () => Promise<T>): Promise<T> {
     const running = this.#inFlight.get(key);
     if (running !== undefined) return running;

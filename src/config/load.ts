@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { applyEnv } from './env.ts';
 import type { Config } from './types.ts';
 import { ConfigError, validateConfig } from './validate.ts';
 
@@ -50,31 +51,6 @@ function resolvePaths(tree: unknown, baseDir: string): void {
   for (const key of PATH_KEYS) {
     const value = auth[key];
     if (typeof value === 'string' && value.length > 0 && !isAbsolute(value)) auth[key] = resolve(baseDir, value);
-  }
-}
-
-/** The documented environment overrides; each maps to one scalar key. */
-const ENV_OVERRIDES: ReadonlyArray<readonly [string, string, string, 'integer' | 'string']> = [
-  ['HYPERGATE_PORT', 'server', 'port', 'integer'],
-  ['HYPERGATE_HOST', 'server', 'host', 'string'],
-  ['HYPERGATE_UPSTREAM_URL', 'upstream', 'url', 'string'],
-];
-
-function applyEnv(tree: Tree, env: NodeJS.ProcessEnv, problems: string[]): void {
-  for (const [name, section, key, kind] of ENV_OVERRIDES) {
-    const raw = env[name];
-    if (raw === undefined || raw === '') continue;
-    const target = tree[section];
-    if (!isTree(target)) continue;
-    if (kind === 'integer') {
-      if (!/^\d+$/.test(raw)) {
-        problems.push(`${name}: expected an integer for ${section}.${key}, got ${JSON.stringify(raw)}`);
-        continue;
-      }
-      target[key] = Number(raw);
-    } else {
-      target[key] = raw;
-    }
   }
 }
 

@@ -6,7 +6,8 @@ import type { JwsAlgorithm, LogLevel } from './types.ts';
  */
 export type Rule =
   | { readonly kind: 'string'; readonly nullable?: boolean; readonly nonEmpty?: boolean; readonly oneOf?: readonly string[] }
-  | { readonly kind: 'integer'; readonly min: number; readonly max: number; readonly nullable?: boolean }
+  | { readonly kind: 'integer'; readonly min: number; readonly max: number; readonly nullable?: boolean; readonly orWord?: string }
+  | { readonly kind: 'boolean' }
   | { readonly kind: 'url'; readonly nullable?: boolean }
   | { readonly kind: 'strings'; readonly nullable?: boolean; readonly oneOf?: readonly string[]; readonly nonEmpty?: boolean }
   | { readonly kind: 'section'; readonly keys: Readonly<Record<string, Rule>> };
@@ -35,6 +36,8 @@ export const CONFIG_SCHEMA: Rule = {
         keepAliveTimeoutMs: int(0, MAX_MS),
         maxHeaderBytes: int(1024, 1024 * 1024),
         maxUrlBytes: int(64, 1024 * 1024),
+        // A number of worker processes, or "auto" for one per core (node:cluster).
+        workers: { kind: 'integer', min: 1, max: 256, orWord: 'auto' },
       },
     },
     upstream: {
@@ -87,7 +90,16 @@ export const CONFIG_SCHEMA: Rule = {
     },
     log: {
       kind: 'section',
-      keys: { level: { kind: 'string', oneOf: LOG_LEVELS } },
+      keys: { level: { kind: 'string', oneOf: LOG_LEVELS }, access: { kind: 'boolean' } },
+    },
+    admin: {
+      kind: 'section',
+      keys: {
+        host: str(),
+        // null switches the admin listener off.
+        port: int(0, 65535, true),
+        scope: str(),
+      },
     },
   },
 };

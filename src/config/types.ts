@@ -13,6 +13,8 @@ export interface ServerConfig {
   readonly maxHeaderBytes: number;
   /** Longest request target accepted, in bytes; over it: 414. */
   readonly maxUrlBytes: number;
+  /** Worker processes (node:cluster); "auto" means one per core. 1 runs no cluster at all. */
+  readonly workers: number | 'auto';
 }
 
 export interface UpstreamConfig {
@@ -67,7 +69,23 @@ export interface Config {
   readonly cache: CacheConfig;
   readonly resources: { readonly customers: ResourceConfig };
   readonly sampleUpstream: { readonly customers: number };
-  readonly log: { readonly level: LogLevel };
+  readonly log: LogConfig;
+  readonly admin: AdminConfig;
+}
+
+export interface LogConfig {
+  readonly level: LogLevel;
+  /** One JSON access-log line per request. */
+  readonly access: boolean;
+}
+
+/** The operations listener: health, readiness, metrics, cache purge. Never the public port. */
+export interface AdminConfig {
+  readonly host: string;
+  /** null: no admin listener. */
+  readonly port: number | null;
+  /** Scope a token needs for the admin write operations (cache purge). */
+  readonly scope: string;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';

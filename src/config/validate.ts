@@ -53,9 +53,15 @@ function check(rule: Rule, value: unknown, path: string, problems: string[]): vo
     }
     case 'integer': {
       if (value === null && rule.nullable) return;
+      if (rule.orWord !== undefined && value === rule.orWord) return;
       if (typeof value !== 'number' || !Number.isInteger(value) || value < rule.min || value > rule.max) {
-        problems.push(`${path}: expected an integer from ${rule.min} to ${rule.max}, got ${describe(value)}`);
+        const also = `${rule.nullable ? ' or null' : ''}${rule.orWord === undefined ? '' : ` or "${rule.orWord}"`}`;
+        problems.push(`${path}: expected an integer from ${rule.min} to ${rule.max}${also}, got ${describe(value)}`);
       }
+      return;
+    }
+    case 'boolean': {
+      if (typeof value !== 'boolean') problems.push(`${path}: expected true or false, got ${describe(value)}`);
       return;
     }
     case 'url': {
@@ -108,6 +114,10 @@ function checkAcrossKeys(config: Config, problems: string[]): void {
     problems.push(`auth.algorithms: ${hmac.join(', ')} needs auth.secret; public keys never verify HMAC tokens`);
   }
   if (/\s/.test(auth.requiredScope)) problems.push('auth.requiredScope: expected a single scope without spaces');
+  if (/\s/.test(config.admin.scope)) problems.push('admin.scope: expected a single scope without spaces');
+  if (config.admin.port !== null && config.admin.port !== 0 && config.admin.port === config.server.port && config.admin.host === config.server.host) {
+    problems.push('admin.port: must differ from server.port (the admin listener is never the public one)');
+  }
   for (const field of config.resources.customers.exposeFields) {
     if (RESERVED_FIELDS.has(field)) problems.push(`resources.customers.exposeFields: "${field}" is always part of the representation or reserved`);
   }

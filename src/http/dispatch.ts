@@ -1,42 +1,101 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { HgError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import { isSafeRequestId, RequestIds } from '../observability/request-id.ts';
 import { sendProblem } from './problem.ts';
+import type { HgResponse } from './response.ts';
 import type { Router } from './router.ts';
 
 export interface DispatchLimits {
   readonly maxUrlBytes: number;
 }
 
+/** What the dispatcher reports each finished exchange to; absent in the simplest set-ups. */
+export interface DispatchObservers {
+  readonly metrics: Metrics;
+  /** Write one access-log line per request (log.access). */
+  readonly accessLog: boolean;
+  readonly ids?: RequestIds;
+}
+
 /**
  * The request listener: route, run the handler, and turn anything it throws into a problem
  * answer. A handler's sync result and its promise are handled apart so a cache hit never waits
- * for a microtask.
+ * for a microtask. Each request gets an id (the caller's X-Request-Id when it is safe) and is
+ * counted and logged once, when its answer is written: at once for a sync answer, on 'close'
+ * otherwise, through one listener function shared by all requests.
  */
-export function createDispatcher(router: Router, logger: Logger, limits: DispatchLimits) {
+export function createDispatcher(router: Router, logger: Logger, limits: DispatchLimits, observers?: DispatchObservers) {
+  const metrics = observers?.metrics;
+  const stats = metrics?.requests;
+  const ids = observers?.ids ?? new RequestIds();
+  const access = observers?.accessLog === true && logger.access !== undefined ? logger : null;
+
+  function record(req: IncomingMessage, res: HgResponse): void {
+    if (res.recorded) return;
+    res.recorded = true;
+    const ms = performance.now() - res.startedAt;
+    // 499: the client went away before an answer was written (nginx's convention).
+    const status = res.writableEnded ? res.statusCode : 499;
+    if (metrics !== undefined) {
+      metrics.inFlight--;
+      stats?.observe(res.routeIndex, req.method, status, ms);
+    }
+    if (access !== null) {
+      access.access?.({
+        reqId: res.requestId,
+        method: req.method,
+        path: pathOf(req.url ?? '/'),
+        status,
+        bytes: res.bytes,
+        ms: Math.round(ms * 1000) / 1000,
+        upstreamMs: res.upstreamMs < 0 ? undefined : Math.round(res.upstreamMs * 1000) / 1000,
+        cache: res.cacheOutcome === '' ? undefined : res.cacheOutcome,
+        sub: res.subject,
+      });
+    }
+  }
+
+  function onClose(this: HgResponse): void {
+    record(this.req, this);
+  }
+
   const fail = (req: IncomingMessage, res: ServerResponse, err: unknown): void => {
     const headOnly = req.method === 'HEAD';
+    const reqId = (res as HgResponse).requestId;
     if (err instanceof HgError) {
-      if (err.status >= 500) logger.error('request failed', { method: req.method, path: pathOf(req.url ?? '/'), code: err.code, cause: causeText(err.cause) });
+      if (err.status >= 500) logger.error('request failed', { reqId, method: req.method, path: pathOf(req.url ?? '/'), status: err.status, code: err.code, cause: causeText(err.cause) });
       sendProblem(res, err, headOnly);
       return;
     }
-    logger.error('unexpected error', { method: req.method, path: pathOf(req.url ?? '/'), error: causeText(err) });
+    logger.error('unexpected error', { reqId, method: req.method, path: pathOf(req.url ?? '/'), status: 500, error: causeText(err) });
     sendProblem(res, new HgError('HG_ERR_INTERNAL'), headOnly);
   };
 
-  return function dispatch(req: IncomingMessage, res: ServerResponse): void {
+  return function dispatch(req: IncomingMessage, res: HgResponse): void {
+    const incomingId = req.headers['x-request-id'];
+    res.requestId = typeof incomingId === 'string' && isSafeRequestId(incomingId) ? incomingId : ids.next();
+    if (metrics !== undefined) metrics.inFlight++;
     const url = req.url ?? '/';
     try {
       if (url.length > limits.maxUrlBytes) throw new HgError('HG_ERR_URI_TOO_LONG');
       const path = pathOf(url);
-      const handler = router.match(req.method ?? 'GET', path);
-      if (handler === null) throw routeMiss(router, path);
-      const pending = handler(req, res, path);
-      if (pending !== undefined) pending.catch((err: unknown) => fail(req, res, err));
+      const entry = router.lookup(req.method ?? 'GET', path);
+      if (entry === null) throw routeMiss(router, path);
+      res.routeIndex = entry.routeIndex;
+      const pending = entry.handler(req, res, path);
+      if (pending !== undefined) {
+        res.on('close', onClose);
+        pending.catch((err: unknown) => fail(req, res, err));
+        return;
+      }
     } catch (err) {
       fail(req, res, err);
     }
+    if (res.writableEnded) record(req, res);
+    else res.on('close', onClose);
   };
 }
 

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { ERRORS, HgError, PROBLEM_TYPE_BASE, type HgErrorCode } from '../errors.ts';
+import { HgResponse } from './response.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -41,6 +42,10 @@ export function sendProblem(res: ServerResponse, err: HgError, headOnly: boolean
     'Content-Length': body.length,
   };
   if (err.headers) Object.assign(headers, err.headers);
+  if (res instanceof HgResponse) {
+    if (res.requestId !== '') headers['X-Request-Id'] = res.requestId;
+    res.bytes = headOnly ? 0 : body.length;
+  }
   res.writeHead(err.status, headers);
   res.end(headOnly ? undefined : body);
 }

@@ -1,8 +1,10 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import FindMyWay from 'find-my-way';
+import { UNMATCHED_ROUTE, type RequestStats } from '../observability/request-stats.ts';
+import type { HgResponse } from './response.ts';
 
 /** A route's handler: sync on the hot path (cache hit), a promise only when it must wait. */
-export type RouteHandler = (req: IncomingMessage, res: ServerResponse, path: string) => void | Promise<void>;
+export type RouteHandler = (req: IncomingMessage, res: HgResponse, path: string) => void | Promise<void>;
 
 export type RouteMethod = 'GET' | 'HEAD' | 'DELETE' | 'POST' | 'PUT' | 'PATCH' | 'OPTIONS';
 
@@ -14,29 +16,35 @@ export interface RouteDef {
 
 const ALL_METHODS: readonly RouteMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
-interface Stored {
+/** What a match gives: the handler and the index of its route pattern in the request metrics. */
+export interface RouteEntry {
   readonly handler: RouteHandler;
+  readonly routeIndex: number;
 }
 
 export interface Router {
   /** The handler for this method and path (path without query), or null. */
   match(method: string, path: string): RouteHandler | null;
+  /** The handler with its metrics index, or null. */
+  lookup(method: string, path: string): RouteEntry | null;
   /** Methods that do have a handler at this path: the `Allow` of a 405, empty for a 404. */
   allowedMethods(path: string): readonly RouteMethod[];
 }
 
-export function createRouter(routes: readonly RouteDef[]): Router {
+export function createRouter(routes: readonly RouteDef[], stats?: RequestStats): Router {
   const fmw = FindMyWay({ caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 100 });
   for (const route of routes) {
-    const stored: Stored = { handler: route.handler };
+    // Metrics are labelled by pattern, never by the concrete path: bounded label values.
+    const stored: RouteEntry = { handler: route.handler, routeIndex: stats?.routeIndex(route.path) ?? UNMATCHED_ROUTE };
     fmw.on(route.method, route.path, () => {}, stored);
   }
-  const find = (method: string, path: string): RouteHandler | null => {
+  const lookup = (method: string, path: string): RouteEntry | null => {
     const found = fmw.find(method as RouteMethod, path);
-    return found === null ? null : (found.store as Stored).handler;
+    return found === null ? null : (found.store as RouteEntry);
   };
   return {
-    match: find,
-    allowedMethods: (path) => ALL_METHODS.filter((m) => find(m, path) !== null),
+    lookup,
+    match: (method, path) => lookup(method, path)?.handler ?? null,
+    allowedMethods: (path) => ALL_METHODS.filter((m) => lookup(m, path) !== null),
   };
 }

@@ -1,29 +1,50 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { authorize } from '../auth/authenticate.ts';
-import { Representation } from '../cache/representation.ts';
+import { CACHE_STATUS_SLOT_FROM_END, Representation } from '../cache/representation.ts';
 import { SingleFlight } from '../cache/single-flight.ts';
 import type { GatewayContext } from '../context.ts';
 import { HgError } from '../errors.ts';
+import { missStatus } from '../http/cache-status.ts';
 import { ifNoneMatchMatches } from '../http/conditional.ts';
 import { acceptsJson } from '../http/negotiate.ts';
+import type { HgResponse } from '../http/response.ts';
 import type { RouteDef } from '../http/router.ts';
+import { traceOf } from '../http/trace.ts';
 import { renderCustomer } from './customer-representation.ts';
 import { parseCustomerId } from './customer-id.ts';
 
 const PREFIX = '/api/customers/';
 const JSON_TYPE = 'application/json';
 
-/** Writes a representation: 304 when If-None-Match matches, else 200 (no body for HEAD). */
-export function writeRepresentation(req: IncomingMessage, res: ServerResponse, rep: Representation, nowMs: number): void {
+/**
+ * Writes a representation: 304 when If-None-Match matches, else 200 (no body for HEAD).
+ * `cacheStatus` replaces the hit's RFC 9211 Cache-Status (a miss, a stale answer); a hit writes
+ * the shared header list with only the request id put in its slot.
+ */
+export function writeRepresentation(req: IncomingMessage, res: HgResponse, rep: Representation, nowMs: number, cacheStatus?: string): void {
   const age = rep.ageAt(nowMs);
   const ifNoneMatch = req.headers['if-none-match'];
-  if (ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, rep.etag)) {
-    res.writeHead(304, rep.notModifiedHeaders(age) as (string | number)[]);
+  const notModified = ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, rep.etag);
+  let headers = notModified ? rep.notModifiedHeaders(age) : rep.headers(age);
+  if (cacheStatus !== undefined) {
+    headers = headers.slice();
+    headers[headers.length - CACHE_STATUS_SLOT_FROM_END] = cacheStatus;
+  }
+  headers[headers.length - 1] = res.requestId;
+  if (notModified) {
+    res.writeHead(304, headers);
     res.end();
     return;
   }
-  res.writeHead(200, rep.headers(age) as (string | number)[]);
-  res.end(req.method === 'HEAD' ? undefined : rep.body);
+  if (req.method === 'HEAD') {
+    res.writeHead(200, headers);
+    res.end();
+    return;
+  }
+  res.bytes = rep.body.length;
+  res.writeHead(200, headers);
+  res.end(rep.body);
 }
 
 export function customerRoutes(ctx: GatewayContext): RouteDef[] {
@@ -33,8 +54,14 @@ export function customerRoutes(ctx: GatewayContext): RouteDef[] {
   const requiredScope = config.auth.requiredScope;
   const flights = new SingleFlight<Representation>();
 
-  async function fetchCustomer(id: number, key: string): Promise<Representation> {
-    const result = await upstream.getJson(`/customers/${id}`);
+  async function fetchCustomer(id: number, key: string, req: IncomingMessage, res: HgResponse): Promise<Representation> {
+    const started = performance.now();
+    let result;
+    try {
+      result = await upstream.getJson(`/customers/${id}`, traceOf(req, res.requestId));
+    } finally {
+      res.upstreamMs = performance.now() - started;
+    }
     if (!result.found) throw new HgError('HG_ERR_CUSTOMER_NOT_FOUND');
     const body = Buffer.from(JSON.stringify(renderCustomer(result.json, id, exposeFields)));
     const { noStore, maxAgeSeconds: upstreamMaxAge } = result.freshness;
@@ -46,20 +73,36 @@ export function customerRoutes(ctx: GatewayContext): RouteDef[] {
     return rep;
   }
 
-  function serve(req: IncomingMessage, res: ServerResponse, key: string, id: number): void | Promise<void> {
+  async function miss(req: IncomingMessage, res: HgResponse, key: string, id: number): Promise<void> {
+    const collapsed = flights.has(key);
+    res.cacheOutcome = collapsed ? 'collapsed' : 'miss';
+    const rep = await flights.run(key, () => fetchCustomer(id, key, req, res));
+    writeRepresentation(req, res, rep, clock.now(), missStatus(rep.cacheControl !== 'no-store', collapsed));
+  }
+
+  function serve(req: IncomingMessage, res: HgResponse, key: string, id: number): void | Promise<void> {
     if (!acceptsJson(req.headers.accept)) throw new HgError('HG_ERR_NOT_ACCEPTABLE');
     const now = clock.now();
     const hit = cache.fresh(key, now);
-    if (hit !== undefined) return writeRepresentation(req, res, hit, now);
-    return flights.run(key, () => fetchCustomer(id, key)).then((rep) => writeRepresentation(req, res, rep, clock.now()));
+    if (hit !== undefined) {
+      res.cacheOutcome = 'hit';
+      return writeRepresentation(req, res, hit, now);
+    }
+    return miss(req, res, key, id);
   }
 
-  const readCustomer = (req: IncomingMessage, res: ServerResponse, path: string): void | Promise<void> => {
+  const readCustomer = (req: IncomingMessage, res: HgResponse, path: string): void | Promise<void> => {
     const id = parseCustomerId(path.slice(PREFIX.length));
     // Only the canonical spelling names a customer, so the path itself is the cache key and links.self.
     if (id === null) throw new HgError('HG_ERR_ROUTE_NOT_FOUND');
     const principal = authorize(req, verifier, config.auth, requiredScope);
-    if (principal instanceof Promise) return principal.then(() => serve(req, res, path, id));
+    if (principal instanceof Promise) {
+      return principal.then((p) => {
+        res.subject = p.subject;
+        return serve(req, res, path, id);
+      });
+    }
+    res.subject = principal.subject;
     return serve(req, res, path, id);
   };
 

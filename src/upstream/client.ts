@@ -1,7 +1,17 @@
+import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import type { UpstreamConfig } from '../config/types.ts';
 import { HgError } from '../errors.ts';
+import type { UpstreamObserver, UpstreamOutcome } from '../observability/metrics.ts';
 import { parseCacheControl, type UpstreamFreshness } from './cache-control.ts';
+
+/** Who asked: passed to the upstream so its logs line up with ours (W3C Trace Context). */
+export interface UpstreamTrace {
+  readonly requestId: string;
+  /** A valid `traceparent` to forward, or undefined. */
+  readonly traceparent: string | undefined;
+  readonly tracestate?: string | undefined;
+}
 
 export type UpstreamResult =
   | { readonly found: true; readonly json: unknown; readonly freshness: UpstreamFreshness; readonly ageSeconds: number }
@@ -35,8 +45,10 @@ export class UpstreamClient {
   readonly #timeoutMs: number;
   readonly #maxBytes: number;
   readonly origin: string;
+  readonly #observer: UpstreamObserver | undefined;
 
-  constructor(config: UpstreamConfig, url: string) {
+  constructor(config: UpstreamConfig, url: string, observer?: UpstreamObserver) {
+    this.#observer = observer;
     const base = new URL(url);
     this.origin = base.origin;
     this.#basePath = base.pathname.replace(/\/+$/, '');
@@ -53,7 +65,25 @@ export class UpstreamClient {
   }
 
   /** GET <base><path>, where `path` was built from validated parts only. */
-  async getJson(path: string): Promise<UpstreamResult> {
+  async getJson(path: string, trace?: UpstreamTrace): Promise<UpstreamResult> {
+    const started = performance.now();
+    const seen: { outcome: UpstreamOutcome } = { outcome: 'unreachable' };
+    try {
+      return await this.#get(path, trace, seen);
+    } finally {
+      this.#observer?.upstreamResult(seen.outcome, performance.now() - started);
+    }
+  }
+
+  async #get(path: string, trace: UpstreamTrace | undefined, seen: { outcome: UpstreamOutcome }): Promise<UpstreamResult> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (trace !== undefined) {
+      headers['x-request-id'] = trace.requestId;
+      if (trace.traceparent !== undefined) {
+        headers['traceparent'] = trace.traceparent;
+        if (trace.tracestate !== undefined) headers['tracestate'] = trace.tracestate;
+      }
+    }
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -64,14 +94,17 @@ export class UpstreamClient {
       const res = await this.#pool.request({
         path: this.#basePath + path,
         method: 'GET',
-        headers: { accept: 'application/json' },
+        headers,
         signal: controller.signal,
       });
+      seen.outcome = 'bad_body';
       if (res.statusCode === 404) {
         await res.body.dump();
+        seen.outcome = 'not_found';
         return { found: false };
       }
       if (res.statusCode !== 200) {
+        seen.outcome = 'bad_status';
         await res.body.dump().catch(() => {});
         throw badGateway(`The customer service answered with status ${res.statusCode}.`);
       }
@@ -101,6 +134,7 @@ export class UpstreamClient {
         throw badGateway('The customer service answered with invalid JSON.', err);
       }
       const age = Number(res.headers['age']);
+      seen.outcome = 'ok';
       return {
         found: true,
         json,
@@ -108,7 +142,10 @@ export class UpstreamClient {
         ageSeconds: Number.isInteger(age) && age > 0 ? age : 0,
       };
     } catch (err) {
-      if (timedOut || isUndiciTimeout(err)) throw new HgError('HG_ERR_UPSTREAM_TIMEOUT', { detail: `The customer service did not answer within ${this.#timeoutMs} ms.`, cause: err });
+      if (timedOut || isUndiciTimeout(err)) {
+        seen.outcome = 'timeout';
+        throw new HgError('HG_ERR_UPSTREAM_TIMEOUT', { detail: `The customer service did not answer within ${this.#timeoutMs} ms.`, cause: err });
+      }
       if (err instanceof HgError) throw err;
       throw badGateway('The customer service could not be reached.', err);
     } finally {

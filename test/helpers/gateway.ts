@@ -1,26 +1,33 @@
 import { connect } from 'node:net';
 import { request } from 'undici';
 import type { Clock } from '../../src/clock.ts';
-import { configWith } from '../../src/config/load.ts';
+import { configWith, mergeConfig } from '../../src/config/load.ts';
 import { createGateway, type Gateway } from '../../src/gateway.ts';
 import type { Logger } from '../../src/observability/logger.ts';
+import type { Metrics } from '../../src/observability/metrics.ts';
 
 export interface RunningGateway {
   readonly gateway: Gateway;
   readonly url: string;
   readonly port: number;
+  /** http://127.0.0.1:<admin port>, or null when the admin listener is off. */
+  readonly adminUrl: string | null;
   close(): Promise<void>;
 }
 
-/** A real gateway from createGateway on 127.0.0.1:0, with config overrides over the defaults. */
-export async function startGateway(overrides: unknown, deps: { clock?: Clock; logger?: Logger } = {}): Promise<RunningGateway> {
-  const config = configWith({ server: { port: 0, host: '127.0.0.1' }, ...(overrides as object) });
+/**
+ * A real gateway from createGateway on 127.0.0.1:0, with config overrides over the defaults.
+ * The admin listener is off unless the overrides set `admin` (then give it port 0).
+ */
+export async function startGateway(overrides: unknown, deps: { clock?: Clock; logger?: Logger; metrics?: Metrics } = {}): Promise<RunningGateway> {
+  const config = configWith(mergeConfig({ server: { port: 0, host: '127.0.0.1' }, admin: { port: null } }, overrides));
   const gateway = await createGateway(config, deps);
   const address = await gateway.listen();
   return {
     gateway,
     url: `http://127.0.0.1:${address.port}`,
     port: address.port,
+    adminUrl: gateway.adminAddress() === null ? null : `http://127.0.0.1:${gateway.adminAddress()?.port}`,
     close: () => gateway.close(0),
   };
 }

@@ -1,0 +1,106 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Principal } from '../auth/verifier.ts';
+import { HgError } from '../errors.ts';
+import { handleClientError } from '../http/client-error.ts';
+import { sendProblem } from '../http/problem.ts';
+import type { Logger } from '../observability/logger.ts';
+import { parseCustomerId } from '../resources/customer-id.ts';
+
+/** What the admin listener needs from whoever runs it: one gateway, or a cluster's primary. */
+export interface AdminBackend {
+  /** null when ready to take traffic, else the reason it is not. */
+  readiness(): string | null;
+  metrics(): Promise<{ readonly contentType: string; readonly body: string }>;
+  /** Verifies the request's bearer token (same verifier as the public API) and requires the admin scope. */
+  authorize(req: IncomingMessage): Principal | Promise<Principal>;
+  /** Drops cached entries of one customer (every representation of it), or all when id is null. */
+  purge(customerId: number | null): Promise<number>;
+}
+
+const CUSTOMER_PURGE = '/cache/customers/';
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headOnly: boolean): void {
+  const bytes = Buffer.from(JSON.stringify(body));
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': bytes.length, 'Cache-Control': 'no-store' });
+  res.end(headOnly ? undefined : bytes);
+}
+
+function methodNotAllowed(allow: string): HgError {
+  return new HgError('HG_ERR_METHOD_NOT_ALLOWED', { headers: { Allow: allow } });
+}
+
+async function handle(backend: AdminBackend, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  const method = req.method ?? 'GET';
+  const read = method === 'GET' || method === 'HEAD';
+  const headOnly = method === 'HEAD';
+  switch (path) {
+    case '/healthz':
+      if (!read) throw methodNotAllowed('GET, HEAD');
+      sendJson(res, 200, { status: 'ok' }, headOnly);
+      return;
+    case '/readyz': {
+      if (!read) throw methodNotAllowed('GET, HEAD');
+      const reason = backend.readiness();
+      if (reason !== null) throw new HgError('HG_ERR_NOT_READY', { detail: `Not ready: ${reason}.`, headers: { 'Retry-After': '1' } });
+      sendJson(res, 200, { status: 'ready' }, headOnly);
+      return;
+    }
+    case '/metrics': {
+      if (!read) throw methodNotAllowed('GET, HEAD');
+      const { contentType, body } = await backend.metrics();
+      const bytes = Buffer.from(body);
+      res.writeHead(200, { 'Content-Type': contentType, 'Content-Length': bytes.length, 'Cache-Control': 'no-store' });
+      res.end(headOnly ? undefined : bytes);
+      return;
+    }
+    case '/cache': {
+      if (method !== 'DELETE') throw methodNotAllowed('DELETE');
+      const who = await backend.authorize(req);
+      const purged = await backend.purge(null);
+      logger.info('cache purged', { event: 'cache-purge', scope: 'all', purged, sub: who.subject });
+      sendJson(res, 200, { purged }, false);
+      return;
+    }
+  }
+  if (path.startsWith(CUSTOMER_PURGE)) {
+    const id = parseCustomerId(path.slice(CUSTOMER_PURGE.length));
+    if (id === null) throw new HgError('HG_ERR_ROUTE_NOT_FOUND');
+    if (method !== 'DELETE') throw methodNotAllowed('DELETE');
+    const who = await backend.authorize(req);
+    const purged = await backend.purge(id);
+    logger.info('cache purged', { event: 'cache-purge', scope: 'customer', customerId: id, purged, sub: who.subject });
+    sendJson(res, 200, { purged }, false);
+    return;
+  }
+  throw new HgError('HG_ERR_ROUTE_NOT_FOUND');
+}
+
+/**
+ * The admin listener: health, readiness, metrics and cache purge on their own address, so none of
+ * it is reachable through the public port. Not a hot path: written for clarity.
+ */
+export function createAdminServer(backend: AdminBackend, logger: Logger): Server {
+  const server = createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, (req, res) => {
+    handle(backend, logger, req, res).catch((err: unknown) => {
+      const error = err instanceof HgError ? err : new HgError('HG_ERR_INTERNAL');
+      if (!(err instanceof HgError)) logger.error('admin request failed', { path: req.url, error: (err as Error).message });
+      sendProblem(res, error, req.method === 'HEAD');
+    });
+  });
+  server.on('clientError', handleClientError);
+  return server;
+}
+
+export function listenAdmin(server: Server, host: string, port: number): Promise<AddressInfo> {
+  return new Promise<AddressInfo>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}

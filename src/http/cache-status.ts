@@ -1,0 +1,19 @@
+/**
+ * RFC 9211 Cache-Status values, by the cache named "hypergate". A hit says how long it stays
+ * fresh (ttl, seconds); a miss says it was forwarded and whether the answer was stored.
+ */
+export const CACHE_NAME = 'hypergate';
+
+export function hitStatus(ttlSeconds: number): string {
+  return `${CACHE_NAME}; hit; ttl=${ttlSeconds}`;
+}
+
+/** Forwarded because nothing fresh was cached; `collapsed` when it rode on another request's fetch. */
+export function missStatus(stored: boolean, collapsed: boolean): string {
+  return `${CACHE_NAME}; fwd=miss${stored ? '; stored' : ''}${collapsed ? '; collapsed' : ''}`;
+}
+
+/** Served from a stale entry (e.g. the upstream failed; RFC 9211 section 2.2). */
+export function staleStatus(ttlSeconds: number): string {
+  return `${CACHE_NAME}; fwd=stale; ttl=${ttlSeconds}`;
+}

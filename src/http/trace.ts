@@ -1,0 +1,22 @@
+import type { IncomingMessage } from 'node:http';
+import type { UpstreamTrace } from '../upstream/client.ts';
+
+/** W3C Trace Context level 1, section 3.2: version 00, 32-hex trace id, 16-hex parent id, 2-hex flags. */
+const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
+const MAX_TRACESTATE = 512;
+
+/**
+ * What the upstream is told about this request (the miss path only): our request id, and the
+ * caller's `traceparent`/`tracestate` when the traceparent is well formed. A malformed one is
+ * dropped rather than forwarded (Trace Context section 3.3.2.2).
+ */
+export function traceOf(req: IncomingMessage, requestId: string): UpstreamTrace {
+  const traceparent = req.headers['traceparent'];
+  if (typeof traceparent !== 'string' || !TRACEPARENT.test(traceparent)) return { requestId, traceparent: undefined };
+  const tracestate = req.headers['tracestate'];
+  return {
+    requestId,
+    traceparent,
+    tracestate: typeof tracestate === 'string' && tracestate.length <= MAX_TRACESTATE ? tracestate : undefined,
+  };
+}

@@ -1,0 +1,168 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricType, type MetricValueWithName } from 'prom-client';
+import { LATENCY_BUCKETS_MS, RequestStats } from './request-stats.ts';
+
+/** Counted by the response cache; plain fields so a hit costs one addition. */
+export interface CacheTally {
+  hits: number;
+  misses: number;
+  /** Stale entries served (upstream failure, stale-while-revalidate). */
+  stale: number;
+  evictions: number;
+}
+
+/** Counted by the token verifier. */
+export interface TokenTally {
+  /** Requests whose token was found in the verified-token cache (no crypto). */
+  cacheHits: number;
+  verified: number;
+  rejected: number;
+  keysUnavailable: number;
+}
+
+export type UpstreamOutcome = 'ok' | 'not_found' | 'bad_status' | 'bad_body' | 'timeout' | 'unreachable' | 'rejected';
+
+/** Told about every upstream request when it settles (the miss path: prom-client directly). */
+export interface UpstreamObserver {
+  upstreamResult(outcome: UpstreamOutcome, ms: number): void;
+}
+
+/** Circuit-breaker states as the gauge reports them. */
+export const BREAKER_STATE = { closed: 0, half_open: 1, open: 2 } as const;
+export type BreakerStateName = keyof typeof BREAKER_STATE;
+
+const UPSTREAM_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+type RequestLabel = 'route' | 'method' | 'status';
+const REQUEST_DURATION = 'hypergate_http_request_duration_seconds';
+const REQUEST_DURATION_HELP = 'Time from request to answer in the gateway, in seconds';
+
+/**
+ * The request-duration histogram, fed from RequestStats at scrape time rather than per request.
+ * It keeps prom-client's Histogram type (registry, cluster aggregation) and replaces only `get`.
+ */
+class RequestDurationHistogram extends Histogram<RequestLabel> {
+  readonly #stats: RequestStats;
+
+  constructor(stats: RequestStats, registry: Registry) {
+    super({ name: REQUEST_DURATION, help: REQUEST_DURATION_HELP, labelNames: ['route', 'method', 'status'], buckets: LATENCY_BUCKETS_MS.map((ms) => ms / 1000), registers: [registry] });
+    this.#stats = stats;
+  }
+
+  /** The registry's text path calls this one, the cluster aggregator `get`: both give the tallies. */
+  getForPromString(): Promise<MetricObjectWithValues<MetricValueWithName<RequestLabel | 'le'>>> {
+    return this.get();
+  }
+
+  override async get(): Promise<MetricObjectWithValues<MetricValueWithName<RequestLabel | 'le'>>> {
+    const base = { name: REQUEST_DURATION, help: REQUEST_DURATION_HELP, type: 'histogram' as unknown as MetricType, aggregator: 'sum' as const, collect: () => {} };
+    const values: MetricValueWithName<RequestLabel | 'le'>[] = [];
+    for (const cell of this.#stats.cells()) {
+      const labels = { route: cell.route, method: cell.method, status: cell.status };
+      let cumulative = 0;
+      for (let i = 0; i <= LATENCY_BUCKETS_MS.length; i++) {
+        cumulative += cell.buckets[i] ?? 0;
+        const le = i < LATENCY_BUCKETS_MS.length ? (LATENCY_BUCKETS_MS[i] as number) / 1000 : '+Inf';
+        values.push({ labels: { ...labels, le }, value: cumulative, metricName: `${base.name}_bucket` });
+      }
+      values.push({ labels, value: cell.sumMs / 1000, metricName: `${base.name}_sum` });
+      values.push({ labels, value: cell.count, metricName: `${base.name}_count` });
+    }
+    return { ...base, values };
+  }
+}
+
+/**
+ * Every metric of one gateway, in its own prom-client registry (no global state: tests build many
+ * gateways in one process). Hot-path counts are plain numbers read at scrape time.
+ */
+export class Metrics implements UpstreamObserver {
+  readonly registry = new Registry();
+  readonly requests = new RequestStats();
+  readonly cache: CacheTally = { hits: 0, misses: 0, stale: 0, evictions: 0 };
+  readonly tokens: TokenTally = { cacheHits: 0, verified: 0, rejected: 0, keysUnavailable: 0 };
+  inFlight = 0;
+  #cacheEntries: () => number = () => 0;
+  #breakerSource: (() => BreakerStateName) | null = null;
+  readonly #upstreamTotal: Counter<'outcome'>;
+  readonly #upstreamSeconds: Histogram<'outcome'>;
+
+  constructor(options: { processMetrics?: boolean } = {}) {
+    const registers = [this.registry];
+    const requests = this.requests;
+    const self = this;
+    new Counter<RequestLabel>({
+      name: 'hypergate_http_requests_total',
+      help: 'Requests answered, by route pattern, method and status',
+      labelNames: ['route', 'method', 'status'],
+      registers,
+      collect() {
+        this.reset();
+        for (const cell of requests.cells()) this.inc({ route: cell.route, method: cell.method, status: cell.status }, cell.count);
+      },
+    });
+    new RequestDurationHistogram(requests, this.registry);
+    new Gauge({ name: 'hypergate_http_requests_in_flight', help: 'Requests being answered now', registers, collect() { this.set(self.inFlight); } });
+    const tally = (name: string, help: string, read: () => number): void => {
+      new Counter({ name, help, registers, collect() { this.reset(); this.inc(read()); } });
+    };
+    tally('hypergate_cache_hits_total', 'Requests answered from a fresh cache entry', () => this.cache.hits);
+    tally('hypergate_cache_misses_total', 'Cache lookups that found nothing fresh', () => this.cache.misses);
+    tally('hypergate_cache_stale_total', 'Stale cache entries served', () => this.cache.stale);
+    tally('hypergate_cache_evictions_total', 'Cache entries evicted to respect cache.maxEntries or cache.maxBytes', () => this.cache.evictions);
+    new Gauge({ name: 'hypergate_cache_entries', help: 'Entries in the response cache', registers, collect() { this.set(self.#cacheEntries()); } });
+    tally('hypergate_token_cache_hits_total', 'Requests whose token was found in the verified-token cache', () => this.tokens.cacheHits);
+    new Counter<'result'>({
+      name: 'hypergate_token_verifications_total',
+      help: 'Full token verifications (jose), by result',
+      labelNames: ['result'],
+      registers,
+      collect() {
+        this.reset();
+        this.inc({ result: 'ok' }, self.tokens.verified);
+        this.inc({ result: 'invalid' }, self.tokens.rejected);
+        this.inc({ result: 'keys_unavailable' }, self.tokens.keysUnavailable);
+      },
+    });
+    this.#upstreamTotal = new Counter({ name: 'hypergate_upstream_requests_total', help: 'Requests to the upstream, by outcome', labelNames: ['outcome'], registers });
+    this.#upstreamSeconds = new Histogram({ name: 'hypergate_upstream_request_duration_seconds', help: 'Upstream request time until the whole body was read, in seconds', labelNames: ['outcome'], buckets: UPSTREAM_BUCKETS_S, registers });
+    if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
+  }
+
+  upstreamResult(outcome: UpstreamOutcome, ms: number): void {
+    this.#upstreamTotal.inc({ outcome });
+    this.#upstreamSeconds.observe({ outcome }, ms / 1000);
+  }
+
+  /** Where the cache-entries gauge reads from (the current cache; it changes on reload). */
+  setCacheEntriesSource(read: () => number): void {
+    this.#cacheEntries = read;
+  }
+
+  /**
+   * The hook for a circuit breaker: give it a function returning its state, and
+   * `hypergate_upstream_breaker_state` (0 closed, 1 half-open, 2 open) appears in /metrics.
+   */
+  setBreakerStateSource(read: () => BreakerStateName): void {
+    const first = this.#breakerSource === null;
+    this.#breakerSource = read;
+    if (!first) return;
+    const self = this;
+    new Gauge({
+      name: 'hypergate_upstream_breaker_state',
+      help: 'Upstream circuit breaker: 0 closed, 1 half-open, 2 open',
+      registers: [this.registry],
+      collect() {
+        if (self.#breakerSource !== null) this.set(BREAKER_STATE[self.#breakerSource()]);
+      },
+    });
+  }
+
+  /** The Prometheus text exposition. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

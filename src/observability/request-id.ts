@@ -1,0 +1,39 @@
+import { randomBytes } from 'node:crypto';
+
+/** Longest incoming X-Request-Id we pass on; longer ones are replaced, not cut. */
+export const MAX_REQUEST_ID_LENGTH = 128;
+
+/**
+ * Is an incoming X-Request-Id safe to echo, log and forward? Letters, digits and `-._:/+=@`
+ * only: no spaces, quotes or control characters that could split a log line or a header.
+ */
+export function isSafeRequestId(value: string): boolean {
+  const length = value.length;
+  if (length === 0 || length > MAX_REQUEST_ID_LENGTH) return false;
+  for (let i = 0; i < length; i++) {
+    const c = value.charCodeAt(i);
+    const ok =
+      (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) ||
+      c === 45 || c === 46 || c === 95 || c === 58 || c === 47 || c === 43 || c === 61 || c === 64;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+/**
+ * Request ids made here: a random per-process prefix and a counter. Unique across processes and
+ * restarts (the prefix has 72 random bits), and costs one string concatenation per request,
+ * where randomUUID would cost a CSPRNG draw.
+ */
+export class RequestIds {
+  readonly #prefix: string;
+  #next = 0;
+
+  constructor(prefix = randomBytes(9).toString('base64url')) {
+    this.#prefix = `${prefix}-`;
+  }
+
+  next(): string {
+    return this.#prefix + (++this.#next).toString(36);
+  }
+}

@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startFixture, type Fixture } from '../helpers/fixture.ts';
+import { bearer, get } from '../helpers/gateway.ts';
+import { sample } from '../helpers/metrics.ts';
+
+describe('metrics on the admin listener', () => {
+  let fx: Fixture;
+  let metrics: string;
+  const route = '/api/customers/:id';
+
+  before(async () => {
+    fx = await startFixture({ admin: { port: 0 } });
+    const auth = bearer(await fx.token());
+    for (const id of [1, 1, 1, 2]) assert.equal((await get(`${fx.gw.url}/api/customers/${id}`, auth)).status, 200);
+    assert.equal((await get(`${fx.gw.url}/api/customers/3`)).status, 401);
+    assert.equal((await get(`${fx.gw.url}/nowhere`, auth)).status, 404);
+    assert.equal((await get(`${fx.gw.url}/api/customers/4`, auth, 'HEAD')).status, 200);
+    const scrape = await get(`${fx.gw.adminUrl}/metrics`);
+    assert.equal(scrape.status, 200);
+    assert.match(String(scrape.headers['content-type']), /^text\/plain; version=0\.0\.4/);
+    metrics = scrape.text;
+  });
+  after(() => fx.close());
+
+  it('counts requests by route pattern, method and status', () => {
+    assert.equal(sample(metrics, 'hypergate_http_requests_total', { route, method: 'GET', status: '200' }), 4);
+    assert.equal(sample(metrics, 'hypergate_http_requests_total', { route, method: 'GET', status: '401' }), 1);
+    assert.equal(sample(metrics, 'hypergate_http_requests_total', { route, method: 'HEAD', status: '200' }), 1);
+    assert.equal(sample(metrics, 'hypergate_http_requests_total', { route: 'unmatched', method: 'GET', status: '404' }), 1);
+  });
+
+  it('has a latency histogram whose count and +Inf bucket match the requests', () => {
+    const labels = { route, method: 'GET', status: '200' };
+    assert.equal(sample(metrics, 'hypergate_http_request_duration_seconds_count', labels), 4);
+    assert.equal(sample(metrics, 'hypergate_http_request_duration_seconds_bucket', { ...labels, le: '+Inf' }), 4);
+    assert.ok((sample(metrics, 'hypergate_http_request_duration_seconds_sum', labels) ?? -1) > 0);
+  });
+
+  it('counts cache hits, misses and entries', () => {
+    assert.equal(sample(metrics, 'hypergate_cache_hits_total'), 2);
+    assert.equal(sample(metrics, 'hypergate_cache_misses_total'), 3);
+    assert.equal(sample(metrics, 'hypergate_cache_entries'), 3);
+    assert.equal(sample(metrics, 'hypergate_cache_evictions_total'), 0);
+    assert.equal(sample(metrics, 'hypergate_cache_stale_total'), 0);
+  });
+
+  it('counts upstream requests by outcome with their latency', () => {
+    assert.equal(sample(metrics, 'hypergate_upstream_requests_total', { outcome: 'ok' }), 3);
+    assert.equal(sample(metrics, 'hypergate_upstream_request_duration_seconds_count', { outcome: 'ok' }), 3);
+  });
+
+  it('counts token verifications and token-cache hits', () => {
+    assert.equal(sample(metrics, 'hypergate_token_verifications_total', { result: 'ok' }), 1);
+    assert.equal(sample(metrics, 'hypergate_token_verifications_total', { result: 'invalid' }), 0);
+    assert.equal(sample(metrics, 'hypergate_token_cache_hits_total'), 4);
+  });
+
+  it('reports no request in flight once all are answered, and process metrics', () => {
+    assert.equal(sample(metrics, 'hypergate_http_requests_in_flight'), 0);
+    assert.ok(sample(metrics, 'process_cpu_user_seconds_total') !== undefined);
+    assert.ok(sample(metrics, 'nodejs_heap_size_used_bytes') !== undefined);
+  });
+
+  it('shows the breaker state once a breaker reports through the hook', async () => {
+    let state: 'closed' | 'open' = 'closed';
+    fx.gw.gateway.metrics.setBreakerStateSource(() => state);
+    assert.equal(sample((await get(`${fx.gw.adminUrl}/metrics`)).text, 'hypergate_upstream_breaker_state'), 0);
+    state = 'open';
+    assert.equal(sample((await get(`${fx.gw.adminUrl}/metrics`)).text, 'hypergate_upstream_breaker_state'), 2);
+  });
+
+  it('is not reachable through the public port', async () => {
+    for (const path of ['/metrics', '/healthz', '/readyz', '/cache']) {
+      const res = await get(`${fx.gw.url}${path}`, bearer(await fx.token()));
+      assert.equal(res.status, 404, path);
+    }
+  });
+});
