@@ -9,7 +9,7 @@
  * Bounded: every run stops after --duration seconds; every server is killed at the end.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import autocannon from 'autocannon';
@@ -19,6 +19,14 @@ interface Target {
   readonly root: string;
   readonly results: number[];
   readonly p99: number[];
+  /** Server CPU time per request, in µs: less sensitive than req/s to other load on the machine. */
+  readonly cpuUs: number[];
+}
+
+/** utime + stime of a process, in ms (Linux /proc; clock ticks are 100 Hz). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 function freePort(): Promise<number> {
@@ -58,14 +66,14 @@ async function startServer(root: string, extraEnv: Record<string, string>): Prom
   return { child, port, token };
 }
 
-async function runOnce(port: number, token: string, seconds: number, connections: number): Promise<{ rps: number; p99: number; bad: number }> {
+async function runOnce(port: number, token: string, seconds: number, connections: number): Promise<{ rps: number; p99: number; bad: number; total: number }> {
   const result = await autocannon({
     url: `http://127.0.0.1:${port}/api/customers/42`,
     headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
     connections,
     duration: seconds,
   });
-  return { rps: result.requests.average, p99: result.latency.p99, bad: result.non2xx + result.errors };
+  return { rps: result.requests.average, p99: result.latency.p99, bad: result.non2xx + result.errors, total: result.requests.total };
 }
 
 async function main(): Promise<void> {
@@ -81,24 +89,27 @@ async function main(): Promise<void> {
     const [k, v] = pair.split('=');
     if (k !== undefined && v !== undefined) extraEnv[k] = v;
   }
-  const targets: Target[] = (roots.length > 0 ? roots : [resolve('.')]).map((root) => ({ root, results: [], p99: [] }));
+  const targets: Target[] = (roots.length > 0 ? roots : [resolve('.')]).map((root) => ({ root, results: [], p99: [], cpuUs: [] }));
   for (let round = 0; round < rounds; round++) {
     for (const t of targets) {
       const { child, port, token } = await startServer(t.root, extraEnv);
       try {
         await runOnce(port, token, 2, connections); // warm-up
+        const cpuBefore = cpuMs(child.pid as number);
         const r = await runOnce(port, token, seconds, connections);
+        const cpu = ((cpuMs(child.pid as number) - cpuBefore) * 1000) / r.total;
         if (r.bad > 0) throw new Error(`${t.root}: ${r.bad} errors or non-2xx answers`);
         t.results.push(r.rps);
         t.p99.push(r.p99);
-        process.stdout.write(`round ${round + 1} ${t.root}: ${Math.round(r.rps)} req/s, p99 ${r.p99} ms\n`);
+        t.cpuUs.push(cpu);
+        process.stdout.write(`round ${round + 1} ${t.root}: ${Math.round(r.rps)} req/s, p99 ${r.p99} ms, ${cpu.toFixed(1)} µs CPU/request\n`);
       } finally {
         child.kill('SIGKILL');
       }
     }
   }
   const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
-  for (const t of targets) process.stdout.write(`median ${t.root}: ${Math.round(median(t.results))} req/s, p99 ${median(t.p99)} ms\n`);
+  for (const t of targets) process.stdout.write(`median ${t.root}: ${Math.round(median(t.results))} req/s, p99 ${median(t.p99)} ms, ${median(t.cpuUs).toFixed(1)} µs CPU/request\n`);
 }
 
 main().catch((err: unknown) => {

@@ -1,47 +1,53 @@
-import { ConfigError } from './config/validate.ts';
-import { loadConfig } from './config/load.ts';
-import { KeySourceError } from './auth/keys.ts';
-import { mintDevToken } from './auth/mint.ts';
-import { createGateway, type Gateway } from './gateway.ts';
-import { createLogger } from './observability/logger.ts';
+import cluster from 'node:cluster';
+import { resolveKeySource, KeySourceError } from './auth/keys.ts';
 import { parseArgs } from './cli-args.ts';
+import { loadConfig, mergeConfig } from './config/load.ts';
+import type { Config } from './config/types.ts';
+import { ConfigError, validateConfig } from './config/validate.ts';
+import { createLogger } from './observability/logger.ts';
+import { runPrimary, workerCount } from './run/primary.ts';
+import type { ConfigSource } from './run/reload.ts';
+import { die, serve } from './run/serve.ts';
 
-const USAGE = `usage: hypergate [--config FILE]
+const USAGE = `usage: hypergate [--config FILE] [--check-config]
 
-  --config FILE   JSON file loaded over config/default.json (see README "Configuration")
-  --help          this text
+  --config FILE    JSON file loaded over config/default.json (see README "Configuration")
+  --check-config   validate the config (file + environment) and exit: 0 when valid, 1 listing every problem
+  --help           this text
 
-Environment: HYPERGATE_PORT, HYPERGATE_HOST and HYPERGATE_UPSTREAM_URL override their keys.`;
+Environment: HYPERGATE_<SECTION>_<KEY> overrides any scalar key (HYPERGATE_SERVER_PORT,
+HYPERGATE_UPSTREAM_URL, HYPERGATE_LOG_LEVEL, ...); HYPERGATE_PORT and HYPERGATE_HOST still work.
+Signals: SIGHUP reloads config and keys, SIGTERM/SIGINT drain and stop.`;
 
-function die(lines: readonly string[]): never {
-  for (const line of lines) process.stderr.write(`hypergate: ${line}\n`);
-  process.exit(1);
-}
-
-async function printDevBanner(gateway: Gateway, baseUrl: string): Promise<void> {
-  const keys = gateway.keySource.devKeys;
-  if (keys === undefined) return;
-  const { auth } = gateway.config;
-  const token = await mintDevToken(keys, { sub: 'dev-user', scope: auth.requiredScope, ttlSeconds: 3600, issuer: auth.issuer, audience: auth.audience });
-  process.stderr.write(
-    [
-      '',
-      '  !! DEV AUTH MODE: no key source is configured (auth.jwksUrl, auth.jwksFile, auth.publicKeyFile or auth.secret).',
-      `  !! Tokens are checked against a local key in ${keys.dir}. Do not run this in production.`,
-      '',
-      '  Try it (this token is valid for one hour; mint more with `npm run token`):',
-      '',
-      `  curl -i -H 'Authorization: Bearer ${token}' ${baseUrl}/api/customers/42`,
-      '',
-      '',
-    ].join('\n'),
-  );
+/** --check-config: every problem of the file, the environment and the key source, one per line. */
+async function checkConfig(source: ConfigSource): Promise<never> {
+  const where = source.file ?? 'config/default.json';
+  let config: Config;
+  try {
+    config = loadConfig(source);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`hypergate: ${where}: ${err.problems.length} problem(s)\n${err.problems.map((p) => `  ${p}\n`).join('')}`);
+    process.exit(1);
+  }
+  const { auth } = config;
+  if (auth.jwksUrl ?? auth.jwksFile ?? auth.publicKeyFile ?? auth.secret) {
+    try {
+      await resolveKeySource(auth);
+    } catch (err) {
+      if (!(err instanceof KeySourceError)) throw err;
+      process.stderr.write(`hypergate: ${where}: 1 problem(s)\n  ${err.message}\n`);
+      process.exit(1);
+    }
+  }
+  process.stdout.write(`hypergate: ${where}: configuration is valid\n`);
+  process.exit(0);
 }
 
 async function main(): Promise<void> {
   let args: Map<string, string | true>;
   try {
-    args = parseArgs(process.argv.slice(2), ['--config'], ['--help']);
+    args = parseArgs(process.argv.slice(2), ['--config'], ['--help', '--check-config']);
   } catch (err) {
     die([(err as Error).message, USAGE]);
   }
@@ -50,62 +56,23 @@ async function main(): Promise<void> {
     return;
   }
   const file = args.get('--config');
-  let config;
+  const source: ConfigSource = { file: typeof file === 'string' ? file : undefined, env: process.env };
+  if (args.has('--check-config')) await checkConfig(source);
+  let config: Config;
   try {
-    config = loadConfig({ file: typeof file === 'string' ? file : undefined, env: process.env });
+    config = loadConfig(source);
   } catch (err) {
     if (err instanceof ConfigError) die(['invalid configuration, not starting:', ...err.problems.map((p) => `  ${p}`)]);
     throw err;
   }
   const logger = createLogger(config.log.level);
-
-  let gateway: Gateway;
-  try {
-    gateway = await createGateway(config, { logger });
-  } catch (err) {
-    if (err instanceof KeySourceError) die([err.message]);
-    throw err;
+  if (cluster.isPrimary && workerCount(config) > 1) {
+    await runPrimary(config, source, logger);
+    return;
   }
-  let address;
-  try {
-    address = await gateway.listen();
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const where = `${config.server.host}:${config.server.port}`;
-    await gateway.close(0);
-    if (code === 'EADDRINUSE') die([`cannot listen on ${where}: the address is already in use (set server.port or HYPERGATE_PORT)`]);
-    if (code === 'EACCES') die([`cannot listen on ${where}: permission denied`]);
-    die([`cannot listen on ${where}: ${code ?? (err as Error).message}`]);
-  }
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const baseUrl = `http://${host}:${address.port}`;
-  logger.info(`listening on ${baseUrl}`, { event: 'listening', port: address.port });
-  logger.info(`upstream ${gateway.upstreamUrl}${gateway.embeddedUpstream ? ' (embedded sample customer service)' : ''}`, { event: 'upstream' });
-  logger.info(`auth ${gateway.keySource.description}`, { event: 'auth', mode: gateway.keySource.mode });
-  if (gateway.keySource.mode === 'dev') logger.warn('DEV AUTH MODE: not for production', { event: 'dev-auth' });
-  await printDevBanner(gateway, baseUrl);
-
-  let stopping = false;
-  const stop = (signal: NodeJS.Signals): void => {
-    if (stopping) {
-      logger.warn('second signal: exiting now', { event: 'shutdown', signal });
-      process.exit(1);
-    }
-    stopping = true;
-    logger.info('shutting down: draining in-flight requests', { event: 'shutdown', signal, drainTimeoutMs: config.server.drainTimeoutMs });
-    gateway.close().then(
-      () => {
-        logger.info('stopped', { event: 'stopped' });
-        process.exit(0);
-      },
-      (err: unknown) => {
-        logger.error('error while stopping', { event: 'stopped', error: (err as Error).message });
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  // A worker leaves the admin listener to the primary.
+  const overrides = cluster.isWorker ? (c: Config): Config => validateConfig(mergeConfig(c, { admin: { port: null } })) : undefined;
+  await serve(overrides ? overrides(config) : config, source, logger, overrides);
 }
 
 main().catch((err: unknown) => {

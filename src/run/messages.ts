@@ -1,0 +1,11 @@
+/** IPC between the cluster primary and its workers. */
+export type PrimaryMessage =
+  | { readonly type: 'reload'; readonly seq: number }
+  | { readonly type: 'purge'; readonly seq: number; readonly customerId: number | null }
+  | { readonly type: 'readiness'; readonly seq: number };
+
+export type WorkerMessage =
+  | { readonly type: 'ready'; readonly port: number }
+  | { readonly type: 'reloaded'; readonly seq: number; readonly ok: boolean }
+  | { readonly type: 'purged'; readonly seq: number; readonly purged: number }
+  | { readonly type: 'readiness'; readonly seq: number; readonly reason: string | null };
