@@ -10,6 +10,8 @@ export const MAX_REQUEST_ID_LENGTH = 128;
 export function isSafeRequestId(value: string): boolean {
   const length = value.length;
   if (length === 0 || length > MAX_REQUEST_ID_LENGTH) return false;
+  // "eyJ" is base64url for '{"': a JWT (or a piece of one) pasted into the id would be logged.
+  if (value.charCodeAt(0) === 101 && value.startsWith('eyJ')) return false;
   for (let i = 0; i < length; i++) {
     const c = value.charCodeAt(i);
     const ok =
