@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ENV_KEYS } from '../../src/config/env.ts';
+import { loadConfig, readDefaults } from '../../src/config/load.ts';
+import { ConfigError } from '../../src/config/validate.ts';
+
+function problemsOf(fn: () => unknown): readonly string[] {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+describe('environment overrides HYPERGATE_<SECTION>_<KEY>', () => {
+  it('override integers, strings, booleans and nullable keys of any section', () => {
+    const config = loadConfig({
+      env: {
+        HYPERGATE_SERVER_DRAIN_TIMEOUT_MS: '2500',
+        HYPERGATE_LOG_LEVEL: 'warn',
+        HYPERGATE_LOG_ACCESS: 'false',
+        HYPERGATE_ADMIN_PORT: 'null',
+        HYPERGATE_SAMPLE_UPSTREAM_CUSTOMERS: '50',
+        HYPERGATE_AUTH_ISSUER: 'https://issuer.example',
+        HYPERGATE_SERVER_WORKERS: 'auto',
+      },
+    });
+    assert.equal(config.server.drainTimeoutMs, 2500);
+    assert.equal(config.log.level, 'warn');
+    assert.equal(config.log.access, false);
+    assert.equal(config.admin.port, null);
+    assert.equal(config.sampleUpstream.customers, 50);
+    assert.equal(config.auth.issuer, 'https://issuer.example');
+    assert.equal(config.server.workers, 'auto');
+  });
+
+  it('keep HYPERGATE_PORT, HYPERGATE_HOST and HYPERGATE_UPSTREAM_URL working', () => {
+    const config = loadConfig({ env: { HYPERGATE_PORT: '9000', HYPERGATE_HOST: '0.0.0.0', HYPERGATE_UPSTREAM_URL: 'http://upstream.example:8081' } });
+    assert.equal(config.server.port, 9000);
+    assert.equal(config.server.host, '0.0.0.0');
+    assert.equal(config.upstream.url, 'http://upstream.example:8081');
+  });
+
+  it('let the long name win over the short alias', () => {
+    assert.equal(loadConfig({ env: { HYPERGATE_PORT: '9000', HYPERGATE_SERVER_PORT: '9001' } }).server.port, 9001);
+  });
+
+  it('name the variable when its value is not of the key\'s type, and the key when it is out of range', () => {
+    assert.deepEqual(problemsOf(() => loadConfig({ env: { HYPERGATE_SERVER_PORT: 'eighty' } })), ['HYPERGATE_SERVER_PORT: expected an integer, got "eighty"']);
+    assert.deepEqual(problemsOf(() => loadConfig({ env: { HYPERGATE_LOG_ACCESS: 'yes' } })), ['HYPERGATE_LOG_ACCESS: expected true or false, got "yes"']);
+    assert.match(problemsOf(() => loadConfig({ env: { HYPERGATE_SERVER_PORT: '70000' } }))[0] ?? '', /^server\.port: expected an integer from 0 to 65535/);
+  });
+
+  it('refuse an unknown HYPERGATE_ variable instead of ignoring a typo', () => {
+    assert.match(problemsOf(() => loadConfig({ env: { HYPERGATE_SERVER_PROT: '1' } }))[0] ?? '', /^HYPERGATE_SERVER_PROT: not a configuration variable/);
+  });
+
+  it('exist for every scalar key of config/default.json', () => {
+    const defaults = readDefaults();
+    const walk = (tree: Record<string, unknown>, path: string[]): string[] =>
+      Object.entries(tree).flatMap(([k, v]) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? walk(v as Record<string, unknown>, [...path, k]) : Array.isArray(v) ? [] : [[...path, k].join('.')]));
+    // auth.algorithms defaults to null but is a list: lists stay in files.
+    const scalarKeys = walk(defaults, []).filter((k) => k !== 'auth.algorithms').sort();
+    const envKeys = [...ENV_KEYS.values()].map((k) => k.path.join('.')).sort();
+    assert.deepEqual(envKeys, scalarKeys);
+    assert.ok(ENV_KEYS.has('HYPERGATE_SERVER_DRAIN_TIMEOUT_MS'));
+  });
+});
