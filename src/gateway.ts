@@ -7,7 +7,7 @@ import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config/types.ts';
 import type { GatewayContext } from './context.ts';
 import { handleClientError } from './http/client-error.ts';
-import { createDispatcher } from './http/dispatch.ts';
+import { createDispatcher, type DrainState } from './http/dispatch.ts';
 import { createRouter } from './http/router.ts';
 import { silentLogger, type Logger } from './observability/logger.ts';
 import { customerRoutes } from './resources/customers.ts';
@@ -55,6 +55,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   const router = createRouter([...customerRoutes(ctx)]);
 
   const { server: s } = config;
+  const drainState: DrainState = { draining: false };
   const server = createServer(
     {
       maxHeaderSize: s.maxHeaderBytes,
@@ -63,7 +64,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
       keepAliveTimeout: s.keepAliveTimeoutMs,
       connectionsCheckingInterval: Math.min(1000, s.headersTimeoutMs),
     },
-    createDispatcher(router, logger, { maxUrlBytes: s.maxUrlBytes }),
+    createDispatcher(router, logger, { maxUrlBytes: s.maxUrlBytes }, drainState),
   );
   server.on('clientError', handleClientError);
 
@@ -86,6 +87,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
         });
       }),
     close: (drainTimeoutMs = s.drainTimeoutMs) => {
+      drainState.draining = true;
       closing ??= drain(server, drainTimeoutMs).then(async () => {
         await upstream.close();
         if (sample !== null) await sample.close();

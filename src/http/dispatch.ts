@@ -8,12 +8,17 @@ export interface DispatchLimits {
   readonly maxUrlBytes: number;
 }
 
+/** Set once shutdown starts: answers then close their connection instead of keeping it alive. */
+export interface DrainState {
+  draining: boolean;
+}
+
 /**
  * The request listener: route, run the handler, and turn anything it throws into a problem
  * answer. A handler's sync result and its promise are handled apart so a cache hit never waits
  * for a microtask.
  */
-export function createDispatcher(router: Router, logger: Logger, limits: DispatchLimits) {
+export function createDispatcher(router: Router, logger: Logger, limits: DispatchLimits, drainState: DrainState = { draining: false }) {
   const fail = (req: IncomingMessage, res: ServerResponse, err: unknown): void => {
     const headOnly = req.method === 'HEAD';
     if (err instanceof HgError) {
@@ -27,6 +32,8 @@ export function createDispatcher(router: Router, logger: Logger, limits: Dispatc
 
   return function dispatch(req: IncomingMessage, res: ServerResponse): void {
     const url = req.url ?? '/';
+    // A busy keep-alive connection would otherwise carry new requests through the whole drain.
+    if (drainState.draining) res.shouldKeepAlive = false;
     try {
       if (url.length > limits.maxUrlBytes) throw new HgError('HG_ERR_URI_TOO_LONG');
       const path = pathOf(url);

@@ -137,3 +137,32 @@ describe('graceful stop', () => {
     await assert.rejects(get(`http://127.0.0.1:${port}/api/customers/1`, bearer(token)), /ECONNREFUSED/);
   });
 });
+
+describe('draining in process', () => {
+  test('a request that arrives on a busy keep-alive connection during the drain is answered and told to close', async () => {
+    const { startFixture } = await import('../helpers/fixture.ts');
+    const { connect } = await import('node:net');
+    const fx = await startFixture();
+    const token = await fx.token();
+    fx.upstream.on('/customers/1', { kind: 'delay', ms: 300, then: { kind: 'json', body: { id: 1, name: 'A', status: 'active' } } });
+    const socket = connect(fx.gw.port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('latin1');
+    });
+    const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    const request = (id: number): string => `GET /api/customers/${id} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`;
+    socket.write(request(1));
+    await new Promise((r) => setTimeout(r, 100));
+    const closed = fx.gw.gateway.close(5000);
+    socket.write(request(2));
+    await ended;
+    await closed;
+    const answers = received.split('HTTP/1.1 ').slice(1);
+    assert.equal(answers.length, 2, received);
+    assert.ok(answers.every((a) => a.startsWith('200 ')), received);
+    assert.match(answers[1] ?? '', /Connection: close/i);
+    await fx.upstream.close();
+    await fx.jwks.close();
+  });
+});
