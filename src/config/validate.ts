@@ -15,9 +15,34 @@ function describe(value: unknown): string {
   return String(value);
 }
 
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+/** The known key a typo most likely meant: a case-insensitive prefix, or at most two edits away. */
 function closest(key: string, known: readonly string[]): string | undefined {
   const lower = key.toLowerCase();
-  return known.find((k) => k.toLowerCase() === lower || k.toLowerCase().startsWith(lower) || lower.startsWith(k.toLowerCase()));
+  const prefixed = known.find((k) => k.toLowerCase().startsWith(lower) || lower.startsWith(k.toLowerCase()));
+  if (prefixed !== undefined) return prefixed;
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const candidate of known) {
+    const distance = editDistance(lower, candidate.toLowerCase());
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
 }
 
 function check(rule: Rule, value: unknown, path: string, problems: string[]): void {

@@ -7,6 +7,8 @@ export type UpstreamBehaviour =
   | { readonly kind: 'raw'; readonly status: number; readonly body: string | Buffer; readonly headers?: Record<string, string> }
   | { readonly kind: 'hang' }
   | { readonly kind: 'reset' }
+  /** A chunked JSON body of this many bytes, with no Content-Length to warn the reader. */
+  | { readonly kind: 'chunked'; readonly bytes: number }
   | { readonly kind: 'drip'; readonly chunks: number; readonly intervalMs: number }
   | { readonly kind: 'delay'; readonly ms: number; readonly then: UpstreamBehaviour };
 
@@ -82,6 +84,25 @@ export async function startTestUpstream(): Promise<TestUpstream> {
       case 'reset':
         res.socket?.destroy();
         return;
+      case 'chunked': {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const chunk = Buffer.alloc(16 * 1024, 0x20);
+        let left = behaviour.bytes;
+        const pump = (): void => {
+          while (left > 0 && !res.destroyed) {
+            const n = Math.min(left, chunk.length);
+            left -= n;
+            if (!res.write(chunk.subarray(0, n))) {
+              res.once('drain', pump);
+              return;
+            }
+          }
+          if (!res.destroyed) res.end();
+        };
+        res.on('error', () => {});
+        pump();
+        return;
+      }
       case 'drip': {
         res.writeHead(200, { 'content-type': 'application/json' });
         let sent = 0;

@@ -1,55 +1,43 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
-import { acceptsJson, Negotiator, NONE_ACCEPTABLE } from '../../src/http/negotiate.ts';
+import { after, before, describe, test } from 'node:test';
+import { acceptsJson } from '../../src/http/negotiate.ts';
+import { startFixture, type Fixture } from '../helpers/fixture.ts';
+import { bearer, get, problemOf } from '../helpers/gateway.ts';
 
-const both = new Negotiator(['application/json', 'application/hal+json']);
-const JSON_I = 0;
-const HAL = 1;
-
-describe('content negotiation', () => {
-  test('a missing, empty, application/json or */* Accept picks JSON', () => {
-    for (const header of [undefined, '', 'application/json', '*/*']) assert.equal(both.pick(header), JSON_I);
+describe('acceptsJson', () => {
+  const yes = [undefined, '', 'application/json', '*/*', 'application/*', 'text/html, application/json;q=0.5', 'APPLICATION/JSON', 'application/json; charset=utf-8', '*/*;q=0.1', 'text/html;q=0.9, */*;q=0.8', 'application/json;q=0.001'];
+  const no = ['text/html', 'application/xml', 'application/json;q=0', 'application/json;q=0, */*', 'application/*;q=0', '*/*;q=0', 'application/json;q=0, application/*;q=1', 'image/*', 'application/json;q=abc'];
+  for (const header of yes) test(`admits JSON for Accept: ${String(header)}`, () => assert.equal(acceptsJson(header), true));
+  for (const header of no) test(`refuses JSON for Accept: ${header}`, () => assert.equal(acceptsJson(header), false));
+  test('the more specific range wins over a wildcard', () => {
+    assert.equal(acceptsJson('*/*;q=0, application/json'), true);
+    assert.equal(acceptsJson('application/json;q=0, */*;q=1'), false);
   });
+});
 
-  test('application/hal+json picks HAL, and application/json does not match it', () => {
-    assert.equal(both.pick('application/hal+json'), HAL);
-    assert.equal(new Negotiator(['application/hal+json']).pick('application/json'), NONE_ACCEPTABLE);
+describe('negotiation on a running gateway', () => {
+  let fx: Fixture;
+  let auth: Record<string, string>;
+  before(async () => {
+    fx = await startFixture();
+    auth = bearer(await fx.token());
   });
+  after(() => fx.close());
 
-  test('the highest q-value wins over the order of the offer', () => {
-    assert.equal(both.pick('application/json;q=0.5, application/hal+json'), HAL);
-    assert.equal(both.pick('application/hal+json;q=0.4, application/json;q=0.9'), JSON_I);
-  });
+  for (const accept of ['application/json', 'application/*', '*/*', 'text/html;q=0.9, application/json;q=0.1']) {
+    test(`Accept: ${accept} gets JSON`, async () => {
+      const res = await get(`${fx.gw.url}/api/customers/1`, { ...auth, accept });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers['content-type'], 'application/json');
+    });
+  }
 
-  test('equal quality goes to the server preference (JSON first)', () => {
-    assert.equal(both.pick('application/hal+json, application/json'), JSON_I);
-    assert.equal(both.pick('application/*'), JSON_I);
-  });
-
-  test('the most specific range decides: q=0 on the exact type refuses it even under */*', () => {
-    assert.equal(both.pick('*/*, application/json;q=0'), HAL);
-    assert.equal(both.pick('application/*;q=0, application/hal+json'), HAL);
-  });
-
-  test('nothing acceptable gives NONE_ACCEPTABLE', () => {
-    for (const header of ['text/html', 'application/xml, text/*', '*/*;q=0', 'garbage', 'application/json;q=x']) {
-      assert.equal(both.pick(header), NONE_ACCEPTABLE, header);
-    }
-  });
-
-  test('memoised answers stay right when the header repeats and the memo fills up', () => {
-    for (let i = 0; i < 600; i++) assert.equal(both.pick(`application/hal+json;v=${i}`), HAL);
-    assert.equal(both.pick('application/hal+json;v=1'), HAL);
-    assert.equal(both.pick('text/plain'), NONE_ACCEPTABLE);
-  });
-
-  test('acceptsJson keeps its single-format meaning', () => {
-    assert.equal(acceptsJson('application/json'), true);
-    assert.equal(acceptsJson('text/html;q=1, */*;q=0.1'), true);
-    assert.equal(acceptsJson('application/hal+json'), false);
-  });
-
-  test('a negotiator needs at least one type', () => {
-    assert.throws(() => new Negotiator([]));
+  test('an Accept that excludes JSON is a 406 problem and does not reach the upstream', async () => {
+    const before = fx.upstream.hits();
+    const res = await get(`${fx.gw.url}/api/customers/11`, { ...auth, accept: 'text/html, application/json;q=0' });
+    assert.equal(res.status, 406);
+    assert.equal(res.headers['content-type'], 'application/problem+json');
+    assert.equal(problemOf(res).type, 'urn:hypergate:problem:not-acceptable');
+    assert.equal(fx.upstream.hits(), before);
   });
 });
