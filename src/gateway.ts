@@ -7,10 +7,18 @@ import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config/types.ts';
 import type { GatewayContext } from './context.ts';
 import { handleClientError } from './http/client-error.ts';
+import { CorsPolicy } from './http/cors.ts';
 import { createDispatcher, type DrainState } from './http/dispatch.ts';
 import { createRouter } from './http/router.ts';
 import { silentLogger, type Logger } from './observability/logger.ts';
+import { Access } from './resources/access.ts';
+import { apiRootRoutes } from './resources/api-root.ts';
+import { customerCollectionRoutes } from './resources/customer-collection.ts';
 import { customerRoutes } from './resources/customers.ts';
+import { ResourceKit } from './resources/kit.ts';
+import { openApiRoutes } from './resources/openapi.ts';
+import { orderRoutes } from './resources/orders.ts';
+import type { RouteDef } from './http/router.ts';
 import { startSampleUpstream, type SampleUpstream } from './sample-upstream/server.ts';
 import { UpstreamClient } from './upstream/client.ts';
 
@@ -28,6 +36,8 @@ export interface Gateway {
   readonly embeddedUpstream: boolean;
   readonly cache: ResponseCache;
   readonly verifier: TokenVerifier;
+  /** The routes the router answers (and the OpenAPI document describes). */
+  readonly routes: readonly RouteDef[];
   /** Starts listening on server.host:server.port; resolves with the bound address. */
   listen(): Promise<AddressInfo>;
   /** Stops accepting, lets in-flight requests finish for up to drainTimeoutMs, then closes everything. */
@@ -52,7 +62,17 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
   const cache = new ResponseCache(config.cache);
   const upstream = new UpstreamClient(config.upstream, upstreamUrl);
   const ctx: GatewayContext = { config, clock, logger, verifier, cache, upstream };
-  const router = createRouter([...customerRoutes(ctx)]);
+  const kit = new ResourceKit(ctx);
+  const access = new Access(ctx);
+  // One table for the router and the OpenAPI document, so the document lists exactly what answers.
+  const routes: RouteDef[] = [
+    ...apiRootRoutes(ctx, kit, access),
+    ...customerCollectionRoutes(ctx, kit, access),
+    ...customerRoutes(ctx, kit, access),
+    ...orderRoutes(ctx, kit, access),
+  ];
+  routes.push(...openApiRoutes(ctx, kit, access, () => routes));
+  const router = createRouter(routes);
 
   const { server: s } = config;
   const drainState: DrainState = { draining: false };
@@ -64,7 +84,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
       keepAliveTimeout: s.keepAliveTimeoutMs,
       connectionsCheckingInterval: Math.min(1000, s.headersTimeoutMs),
     },
-    createDispatcher(router, logger, { maxUrlBytes: s.maxUrlBytes }, drainState),
+    createDispatcher(router, logger, { maxUrlBytes: s.maxUrlBytes }, config.cors.origins.length > 0 ? new CorsPolicy(config.cors) : null, drainState),
   );
   server.on('clientError', handleClientError);
 
@@ -78,6 +98,7 @@ export async function createGateway(config: Config, deps: GatewayDeps = {}): Pro
     embeddedUpstream: sample !== null,
     cache,
     verifier,
+    routes: router.routes,
     listen: () =>
       new Promise<AddressInfo>((resolve, reject) => {
         server.once('error', reject);

@@ -16,11 +16,14 @@ export class Representation {
   readonly storedAtMs: number;
   /** End of freshness, in ms. */
   readonly expiresAtMs: number;
+  /** The Vary field value (RFC 9110 section 12.5.5), or null for none. */
+  readonly vary: string | null;
   #age = -1;
   #headers: HeaderList = [];
   #notModifiedHeaders: HeaderList = [];
 
-  constructor(body: Buffer, contentType: string, cacheControl: string, storedAtMs: number, expiresAtMs: number) {
+  constructor(body: Buffer, contentType: string, cacheControl: string, storedAtMs: number, expiresAtMs: number, vary: string | null = null) {
+    this.vary = vary;
     this.body = body;
     this.contentType = contentType;
     this.cacheControl = cacheControl;
@@ -46,6 +49,11 @@ export class Representation {
       'Content-Length', this.body.length,
     ];
     this.#notModifiedHeaders = ['Cache-Control', this.cacheControl, 'ETag', this.etag, 'Age', ageText];
+    // A 304 carries the Vary a 200 would have (RFC 9110 section 15.4.5).
+    if (this.vary !== null) {
+      this.#headers = [...this.#headers, 'Vary', this.vary];
+      this.#notModifiedHeaders = [...this.#notModifiedHeaders, 'Vary', this.vary];
+    }
     this.#age = age;
   }
 

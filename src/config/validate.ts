@@ -114,7 +114,21 @@ function check(rule: Rule, value: unknown, path: string, problems: string[]): vo
   }
 }
 
-const RESERVED_FIELDS = new Set(['id', 'name', 'status', 'links', '_links', '_embedded']);
+/** A serialized origin (RFC 6454 section 6.1) as browsers send it in the Origin header. */
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
+/** Fields every representation has, or that the formats use for links and embedded items. */
+const RESERVED_FIELDS = {
+  customers: new Set(['id', 'name', 'status', 'links', '_links', '_embedded']),
+  orders: new Set(['id', 'links', '_links', '_embedded']),
+} as const;
 
 /** Rules that span several keys: one key source, the algorithm allow-list that fits it. */
 function checkAcrossKeys(config: Config, problems: string[]): void {
@@ -133,8 +147,16 @@ function checkAcrossKeys(config: Config, problems: string[]): void {
     problems.push(`auth.algorithms: ${hmac.join(', ')} needs auth.secret; public keys never verify HMAC tokens`);
   }
   if (/\s/.test(auth.requiredScope)) problems.push('auth.requiredScope: expected a single scope without spaces');
-  for (const field of config.resources.customers.exposeFields) {
-    if (RESERVED_FIELDS.has(field)) problems.push(`resources.customers.exposeFields: "${field}" is always part of the representation or reserved`);
+  if (/\s/.test(auth.readAnyScope)) problems.push('auth.readAnyScope: expected a single scope without spaces');
+  for (const resource of ['customers', 'orders'] as const) {
+    for (const field of config.resources[resource].exposeFields) {
+      if (RESERVED_FIELDS[resource].has(field)) {
+        problems.push(`resources.${resource}.exposeFields: "${field}" is always part of the representation or reserved`);
+      }
+    }
+  }
+  for (const origin of config.cors.origins) {
+    if (origin !== '*' && !isOrigin(origin)) problems.push(`cors.origins: "${origin}" is not an origin (scheme://host[:port], no path), nor "*"`);
   }
 }
 

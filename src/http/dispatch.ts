@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HgError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
+import type { CorsPolicy } from './cors.ts';
 import { sendProblem } from './problem.ts';
 import type { Router } from './router.ts';
 
@@ -18,7 +19,13 @@ export interface DrainState {
  * answer. A handler's sync result and its promise are handled apart so a cache hit never waits
  * for a microtask.
  */
-export function createDispatcher(router: Router, logger: Logger, limits: DispatchLimits, drainState: DrainState = { draining: false }) {
+export function createDispatcher(
+  router: Router,
+  logger: Logger,
+  limits: DispatchLimits,
+  cors: CorsPolicy | null = null,
+  drainState: DrainState = { draining: false },
+) {
   const fail = (req: IncomingMessage, res: ServerResponse, err: unknown): void => {
     const headOnly = req.method === 'HEAD';
     if (err instanceof HgError) {
@@ -37,6 +44,7 @@ export function createDispatcher(router: Router, logger: Logger, limits: Dispatc
     try {
       if (url.length > limits.maxUrlBytes) throw new HgError('HG_ERR_URI_TOO_LONG');
       const path = pathOf(url);
+      if (cors !== null && cors.handle(req, res, router, path)) return;
       const handler = router.match(req.method ?? 'GET', path);
       if (handler === null) throw routeMiss(router, path);
       const pending = handler(req, res, path);

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import FindMyWay from 'find-my-way';
+import type { RouteDoc } from './route-doc.ts';
 
 /** A route's handler: sync on the hot path (cache hit), a promise only when it must wait. */
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, path: string) => void | Promise<void>;
@@ -10,6 +11,16 @@ export interface RouteDef {
   readonly method: RouteMethod;
   readonly path: string;
   readonly handler: RouteHandler;
+  /** For the OpenAPI document; a route without one fails the OpenAPI test. */
+  readonly doc?: RouteDoc;
+}
+
+/** A readable resource answers GET and HEAD with one handler and one description. */
+export function getAndHead(path: string, handler: RouteHandler, doc: RouteDoc): RouteDef[] {
+  return [
+    { method: 'GET', path, handler, doc },
+    { method: 'HEAD', path, handler, doc },
+  ];
 }
 
 const ALL_METHODS: readonly RouteMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
@@ -23,6 +34,8 @@ export interface Router {
   match(method: string, path: string): RouteHandler | null;
   /** Methods that do have a handler at this path: the `Allow` of a 405, empty for a 404. */
   allowedMethods(path: string): readonly RouteMethod[];
+  /** The table the router was built from, for the OpenAPI generator and its test. */
+  readonly routes: readonly RouteDef[];
 }
 
 export function createRouter(routes: readonly RouteDef[]): Router {
@@ -38,5 +51,6 @@ export function createRouter(routes: readonly RouteDef[]): Router {
   return {
     match: find,
     allowedMethods: (path) => ALL_METHODS.filter((m) => find(m, path) !== null),
+    routes,
   };
 }

@@ -55,7 +55,7 @@ describe('GET /api/customers/<id>', () => {
     });
   }
 
-  for (const path of ['/', '/api', '/api/customer/1', '/api/customers', '/api/customers/1/', '/API/customers/1', '/api/customers/1/orders/x/y']) {
+  for (const path of ['/', '/api/', '/api/customer/1', '/api/customers/', '/api/customers/1/orders/', '/api/customers/1/', '/API/customers/1', '/api/customers/1/orders/x/y']) {
     test(`an unknown path (${path}) is a 404 problem`, async () => {
       const res = await get(`${fx.gw.url}${path}`, auth);
       assert.equal(res.status, 404);
