@@ -5,6 +5,9 @@
 export type HgErrorCode =
   | 'HG_ERR_ROUTE_NOT_FOUND'
   | 'HG_ERR_CUSTOMER_NOT_FOUND'
+  | 'HG_ERR_ORDER_NOT_FOUND'
+  | 'HG_ERR_INVALID_QUERY'
+  | 'HG_ERR_NOT_OWNER'
   | 'HG_ERR_METHOD_NOT_ALLOWED'
   | 'HG_ERR_NOT_ACCEPTABLE'
   | 'HG_ERR_BAD_REQUEST'
@@ -36,8 +39,11 @@ export const PROBLEM_TYPE_BASE = 'urn:hypergate:problem:';
 export const ERRORS: Readonly<Record<HgErrorCode, ErrorDefinition>> = Object.freeze({
   HG_ERR_ROUTE_NOT_FOUND: { status: 404, slug: 'not-found', title: 'Not Found', detail: 'No resource exists at this path.' },
   HG_ERR_CUSTOMER_NOT_FOUND: { status: 404, slug: 'customer-not-found', title: 'Customer Not Found', detail: 'No customer exists with this id.' },
+  HG_ERR_ORDER_NOT_FOUND: { status: 404, slug: 'order-not-found', title: 'Order Not Found', detail: 'No order exists with this id for this customer.' },
+  HG_ERR_INVALID_QUERY: { status: 400, slug: 'invalid-query-parameter', title: 'Invalid Query Parameter', detail: 'A query parameter is malformed or out of range.' },
+  HG_ERR_NOT_OWNER: { status: 403, slug: 'not-owner', title: 'Forbidden', detail: 'This token may read only its own customer.' },
   HG_ERR_METHOD_NOT_ALLOWED: { status: 405, slug: 'method-not-allowed', title: 'Method Not Allowed', detail: 'This resource does not support the request method.' },
-  HG_ERR_NOT_ACCEPTABLE: { status: 406, slug: 'not-acceptable', title: 'Not Acceptable', detail: 'This resource is available as application/json only.' },
+  HG_ERR_NOT_ACCEPTABLE: { status: 406, slug: 'not-acceptable', title: 'Not Acceptable', detail: 'None of the media types in Accept is available for this resource.' },
   HG_ERR_BAD_REQUEST: { status: 400, slug: 'bad-request', title: 'Bad Request', detail: 'The request could not be parsed.' },
   HG_ERR_PAYLOAD_TOO_LARGE: { status: 413, slug: 'payload-too-large', title: 'Content Too Large', detail: 'This resource accepts no request body.' },
   HG_ERR_URI_TOO_LONG: { status: 414, slug: 'uri-too-long', title: 'URI Too Long', detail: 'The request target is longer than this gateway accepts.' },

@@ -9,14 +9,21 @@ import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config/types.ts';
 import type { GatewayContext } from './context.ts';
 import { handleClientError } from './http/client-error.ts';
-import { createDispatcher } from './http/dispatch.ts';
-import { HgResponse } from './http/response.ts';
-import { createRouter } from './http/router.ts';
+import { CorsPolicy } from './http/cors.ts';
+import { createDispatcher, type DrainState } from './http/dispatch.ts';
+import { HgRequest, HgResponse } from './http/response.ts';
+import { createRouter, type RouteDef } from './http/router.ts';
 import { silentLogger, type Logger } from './observability/logger.ts';
 import { Metrics } from './observability/metrics.ts';
 import { RequestIds } from './observability/request-id.ts';
 import { customerPath } from './resources/customer-representation.ts';
+import { Access } from './resources/access.ts';
+import { apiRootRoutes } from './resources/api-root.ts';
+import { customerCollectionRoutes } from './resources/customer-collection.ts';
 import { customerRoutes } from './resources/customers.ts';
+import { ResourceKit } from './resources/kit.ts';
+import { openApiRoutes } from './resources/openapi.ts';
+import { orderRoutes } from './resources/orders.ts';
 import { startSampleUpstream, type SampleUpstream } from './sample-upstream/server.ts';
 import { UpstreamClient } from './upstream/client.ts';
 
@@ -48,6 +55,8 @@ export interface Gateway {
   readonly cache: ResponseCache;
   readonly verifier: TokenVerifier;
   readonly metrics: Metrics;
+  /** The routes the router answers (and the OpenAPI document describes). */
+  readonly routes: readonly RouteDef[];
   /** Starts listening on server.host:server.port (and the admin listener); resolves with the public address. */
   listen(): Promise<AddressInfo>;
   /** The admin listener's address once listening, else null. */
@@ -75,6 +84,7 @@ interface Pipeline {
   readonly verifier: TokenVerifier;
   readonly cache: ResponseCache;
   readonly upstream: UpstreamClient;
+  readonly routes: readonly RouteDef[];
   readonly dispatch: (req: IncomingMessage, res: HgResponse) => void;
 }
 
@@ -86,6 +96,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
   const logger = deps.logger ?? silentLogger;
   const metrics = deps.metrics ?? new Metrics();
   const ids = new RequestIds();
+  const drainState: DrainState = { draining: false };
 
   let sample: SampleUpstream | null = null;
   if (initial.upstream.url === null) sample = await startSampleUpstream(initial.sampleUpstream.customers);
@@ -110,16 +121,28 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
         ? previous.upstream
         : new UpstreamClient(config.upstream, upstreamUrlOf(config), metrics);
     const ctx: GatewayContext = { config, clock, logger, verifier, cache, upstream, metrics };
-    const router = createRouter([...customerRoutes(ctx)], metrics.requests);
-    const dispatch = createDispatcher(router, logger, { maxUrlBytes: config.server.maxUrlBytes }, { metrics, accessLog: config.log.access, ids });
-    return { config, keySource, verifier, cache, upstream, dispatch };
+    const kit = new ResourceKit(ctx);
+    const access = new Access(ctx);
+    // One table for the router and the OpenAPI document, so the document lists exactly what answers.
+    const routes: RouteDef[] = [
+      ...apiRootRoutes(ctx, kit, access),
+      ...customerCollectionRoutes(ctx, kit, access),
+      ...customerRoutes(ctx, kit, access),
+      ...orderRoutes(ctx, kit, access),
+    ];
+    routes.push(...openApiRoutes(ctx, kit, access, () => routes));
+    const router = createRouter(routes, metrics.requests);
+    const cors = config.cors.origins.length > 0 ? new CorsPolicy(config.cors) : null;
+    const dispatch = createDispatcher(router, logger, { maxUrlBytes: config.server.maxUrlBytes }, cors, drainState, { metrics, accessLog: config.log.access, ids });
+    return { config, keySource, verifier, cache, upstream, routes: router.routes, dispatch };
   }
 
   let current = await buildPipeline(initial, null);
   metrics.setCacheEntriesSource(() => current.cache.size);
 
   const { server: s } = initial;
-  const server = createServer<typeof IncomingMessage, typeof HgResponse>({
+  const server = createServer<typeof HgRequest, typeof HgResponse>({
+    IncomingMessage: HgRequest,
     ServerResponse: HgResponse,
     maxHeaderSize: s.maxHeaderBytes,
     headersTimeout: s.headersTimeoutMs,
@@ -218,6 +241,9 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
       return current.verifier;
     },
     metrics,
+    get routes() {
+      return current.routes;
+    },
     listen: async () => {
       const address = await new Promise<AddressInfo>((resolve, reject) => {
         server.once('error', reject);
@@ -231,8 +257,8 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
           await listenAdmin(adminServer, initial.admin.host, initial.admin.port);
         } catch (err) {
           server.close();
-          (err as Error).message = `admin listener ${initial.admin.host}:${initial.admin.port}: ${(err as Error).message}`;
-          throw err;
+          // Says which of the two addresses failed (main.ts names it).
+          throw Object.assign(err as Error, { where: `${initial.admin.host}:${initial.admin.port} (admin listener)` });
         }
       }
       return address;
@@ -245,6 +271,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     purge,
     reload,
     close: (drainTimeoutMs = current.config.server.drainTimeoutMs) => {
+      drainState.draining = true;
       closing ??= drain(server, drainTimeoutMs).then(async () => {
         if (adminServer !== null) await drain(adminServer, 0);
         await current.upstream.close();

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { AuthConfig } from '../config/types.ts';
+import { HgRequest } from '../http/response.ts';
 import { readBearerToken } from './bearer.ts';
 import { insufficientScope } from './challenge.ts';
 import type { Principal, TokenVerifier } from './verifier.ts';
@@ -11,11 +12,13 @@ import type { Principal, TokenVerifier } from './verifier.ts';
 export function authorize(req: IncomingMessage, verifier: TokenVerifier, auth: AuthConfig, scope: string): Principal | Promise<Principal> {
   const token = readBearerToken(req, auth.maxTokenBytes);
   const cached = verifier.cached(token);
-  if (cached !== undefined) return requireScope(cached, scope);
-  return verifier.verify(token).then((principal) => requireScope(principal, scope));
+  if (cached !== undefined) return requireScope(req, cached, scope);
+  return verifier.verify(token).then((principal) => requireScope(req, principal, scope));
 }
 
-function requireScope(principal: Principal, scope: string): Principal {
+function requireScope(req: IncomingMessage, principal: Principal, scope: string): Principal {
+  // The access log names the subject (never the token).
+  if (req instanceof HgRequest) req.subject = principal.subject;
   if (!principal.scopes.has(scope)) throw insufficientScope(scope);
   return principal;
 }

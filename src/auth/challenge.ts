@@ -34,3 +34,13 @@ export function insufficientScope(scope: string): HgError {
     headers: { 'WWW-Authenticate': `${REALM}, error="insufficient_scope", scope="${quoted(scope)}"` },
   });
 }
+
+/**
+ * The token is bound to another customer (auth.ownerClaim) and lacks the scope that lifts the
+ * binding. Same challenge as insufficient_scope, since that scope is what would help.
+ */
+export function notOwner(readAnyScope: string): HgError {
+  return new HgError('HG_ERR_NOT_OWNER', {
+    headers: { 'WWW-Authenticate': `${REALM}, error="insufficient_scope", scope="${quoted(readAnyScope)}"` },
+  });
+}

@@ -24,13 +24,16 @@ export class Representation {
   readonly storedAtMs: number;
   /** End of freshness, in ms. */
   readonly expiresAtMs: number;
+  /** The Vary field value (RFC 9110 section 12.5.5), or null for none. */
+  readonly vary: string | null;
   #age = -1;
   #headers: (string | number)[] = [];
   #notModifiedHeaders: (string | number)[] = [];
   /** Whole seconds of freshness from storedAtMs. */
   readonly lifetimeSeconds: number;
 
-  constructor(body: Buffer, contentType: string, cacheControl: string, storedAtMs: number, expiresAtMs: number) {
+  constructor(body: Buffer, contentType: string, cacheControl: string, storedAtMs: number, expiresAtMs: number, vary: string | null = null) {
+    this.vary = vary;
     this.body = body;
     this.contentType = contentType;
     this.cacheControl = cacheControl;
@@ -51,16 +54,20 @@ export class Representation {
     const ageText = String(age);
     // RFC 9211 section 2.4: ttl is the remaining freshness lifetime as this cache sees it.
     const cacheStatus = hitStatus(this.lifetimeSeconds - age);
+    // Vary goes before the Cache-Status and X-Request-Id slots, which stay last (see above).
+    const vary = this.vary === null ? [] : ['Vary', this.vary];
     this.#headers = [
       'Content-Type', this.contentType,
       'Cache-Control', this.cacheControl,
       'ETag', this.etag,
       'Age', ageText,
       'Content-Length', this.body.length,
+      ...vary,
       'Cache-Status', cacheStatus,
       'X-Request-Id', '',
     ];
-    this.#notModifiedHeaders = ['Cache-Control', this.cacheControl, 'ETag', this.etag, 'Age', ageText, 'Cache-Status', cacheStatus, 'X-Request-Id', ''];
+    // A 304 carries the Vary a 200 would have (RFC 9110 section 15.4.5).
+    this.#notModifiedHeaders = ['Cache-Control', this.cacheControl, 'ETag', this.etag, 'Age', ageText, ...vary, 'Cache-Status', cacheStatus, 'X-Request-Id', ''];
     this.#age = age;
   }
 

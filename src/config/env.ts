@@ -40,18 +40,18 @@ const ALIASES: Readonly<Record<string, string>> = { HYPERGATE_PORT: 'HYPERGATE_S
 const NOT_KEYS = new Set<string>([]);
 
 /** Text of an environment variable → the JSON value its key expects; a problem string when it cannot be. */
-function coerce(name: string, raw: string, rule: Rule): { value: unknown } | { problem: string } {
+function coerce(name: string, key: string, raw: string, rule: Rule): { value: unknown } | { problem: string } {
   const nullable = 'nullable' in rule && rule.nullable === true;
   if (nullable && raw === 'null') return { value: null };
   switch (rule.kind) {
     case 'integer':
       if (rule.orWord !== undefined && raw === rule.orWord) return { value: raw };
-      if (!/^-?\d+$/.test(raw)) return { problem: `${name}: expected an integer, got ${JSON.stringify(raw)}` };
+      if (!/^-?\d+$/.test(raw)) return { problem: `${name}: expected an integer for ${key}, got ${JSON.stringify(raw)}` };
       return { value: Number(raw) };
     case 'boolean':
       if (raw === 'true' || raw === '1') return { value: true };
       if (raw === 'false' || raw === '0') return { value: false };
-      return { problem: `${name}: expected true or false, got ${JSON.stringify(raw)}` };
+      return { problem: `${name}: expected true or false for ${key}, got ${JSON.stringify(raw)}` };
     default:
       return { value: raw };
   }
@@ -71,7 +71,7 @@ export function applyEnv(tree: Tree, env: NodeJS.ProcessEnv, problems: string[])
       continue;
     }
     if (canonical !== name && env[canonical] !== undefined && env[canonical] !== '') continue; // the long name wins
-    const result = coerce(name, raw, key.rule);
+    const result = coerce(name, key.path.join('.'), raw, key.rule);
     if ('problem' in result) {
       problems.push(result.problem);
       continue;

@@ -65,6 +65,8 @@ export const CONFIG_SCHEMA: Rule = {
         tokenCacheMaxEntries: int(1, 10_000_000),
         jwksCooldownMs: int(0, MAX_MS),
         devKeyDir: str(),
+        ownerClaim: str(true),
+        readAnyScope: str(),
       },
     },
     cache: {
@@ -82,6 +84,17 @@ export const CONFIG_SCHEMA: Rule = {
           kind: 'section',
           keys: { exposeFields: { kind: 'strings' } },
         },
+        orders: {
+          kind: 'section',
+          keys: { exposeFields: { kind: 'strings' } },
+        },
+      },
+    },
+    cors: {
+      kind: 'section',
+      keys: {
+        origins: { kind: 'strings' },
+        maxAgeSeconds: int(0, 86_400),
       },
     },
     sampleUpstream: {

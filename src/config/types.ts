@@ -49,6 +49,10 @@ export interface AuthConfig {
   readonly tokenCacheMaxEntries: number;
   readonly jwksCooldownMs: number;
   readonly devKeyDir: string;
+  /** Claim naming the one customer a token may read (e.g. "customer_id"); null turns ownership off. */
+  readonly ownerClaim: string | null;
+  /** Scope that lifts the ownership rule (and is required for the collection when ownership is on). */
+  readonly readAnyScope: string;
 }
 
 export interface CacheConfig {
@@ -62,12 +66,20 @@ export interface ResourceConfig {
   readonly exposeFields: readonly string[];
 }
 
+export interface CorsConfig {
+  /** Allowed browser origins ("https://app.example.com", or "*" for any); empty turns CORS off. */
+  readonly origins: readonly string[];
+  /** How long a browser may cache a preflight answer, in seconds (Access-Control-Max-Age). */
+  readonly maxAgeSeconds: number;
+}
+
 export interface Config {
   readonly server: ServerConfig;
   readonly upstream: UpstreamConfig;
   readonly auth: AuthConfig;
   readonly cache: CacheConfig;
-  readonly resources: { readonly customers: ResourceConfig };
+  readonly resources: { readonly customers: ResourceConfig; readonly orders: ResourceConfig };
+  readonly cors: CorsConfig;
   readonly sampleUpstream: { readonly customers: number };
   readonly log: LogConfig;
   readonly admin: AdminConfig;

@@ -15,9 +15,34 @@ function describe(value: unknown): string {
   return String(value);
 }
 
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+/** The known key a typo most likely meant: a case-insensitive prefix, or at most two edits away. */
 function closest(key: string, known: readonly string[]): string | undefined {
   const lower = key.toLowerCase();
-  return known.find((k) => k.toLowerCase() === lower || k.toLowerCase().startsWith(lower) || lower.startsWith(k.toLowerCase()));
+  const prefixed = known.find((k) => k.toLowerCase().startsWith(lower) || lower.startsWith(k.toLowerCase()));
+  if (prefixed !== undefined) return prefixed;
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const candidate of known) {
+    const distance = editDistance(lower, candidate.toLowerCase());
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
 }
 
 function check(rule: Rule, value: unknown, path: string, problems: string[]): void {
@@ -95,7 +120,21 @@ function check(rule: Rule, value: unknown, path: string, problems: string[]): vo
   }
 }
 
-const RESERVED_FIELDS = new Set(['id', 'name', 'status', 'links', '_links', '_embedded']);
+/** A serialized origin (RFC 6454 section 6.1) as browsers send it in the Origin header. */
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
+/** Fields every representation has, or that the formats use for links and embedded items. */
+const RESERVED_FIELDS = {
+  customers: new Set(['id', 'name', 'status', 'links', '_links', '_embedded']),
+  orders: new Set(['id', 'links', '_links', '_embedded']),
+} as const;
 
 /** Rules that span several keys: one key source, the algorithm allow-list that fits it. */
 function checkAcrossKeys(config: Config, problems: string[]): void {
@@ -118,8 +157,16 @@ function checkAcrossKeys(config: Config, problems: string[]): void {
   if (config.admin.port !== null && config.admin.port !== 0 && config.admin.port === config.server.port && config.admin.host === config.server.host) {
     problems.push('admin.port: must differ from server.port (the admin listener is never the public one)');
   }
-  for (const field of config.resources.customers.exposeFields) {
-    if (RESERVED_FIELDS.has(field)) problems.push(`resources.customers.exposeFields: "${field}" is always part of the representation or reserved`);
+  if (/\s/.test(auth.readAnyScope)) problems.push('auth.readAnyScope: expected a single scope without spaces');
+  for (const resource of ['customers', 'orders'] as const) {
+    for (const field of config.resources[resource].exposeFields) {
+      if (RESERVED_FIELDS[resource].has(field)) {
+        problems.push(`resources.${resource}.exposeFields: "${field}" is always part of the representation or reserved`);
+      }
+    }
+  }
+  for (const origin of config.cors.origins) {
+    if (origin !== '*' && !isOrigin(origin)) problems.push(`cors.origins: "${origin}" is not an origin (scheme://host[:port], no path), nor "*"`);
   }
 }
 

@@ -3,13 +3,20 @@ import { performance } from 'node:perf_hooks';
 import { HgError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
+
 import { isSafeRequestId, RequestIds } from '../observability/request-id.ts';
+import type { CorsPolicy } from './cors.ts';
 import { sendProblem } from './problem.ts';
-import type { HgResponse } from './response.ts';
+import type { HgRequest, HgResponse } from './response.ts';
 import type { Router } from './router.ts';
 
 export interface DispatchLimits {
   readonly maxUrlBytes: number;
+}
+
+/** Set once shutdown starts: answers then close their connection instead of keeping it alive. */
+export interface DrainState {
+  draining: boolean;
 }
 
 /** What the dispatcher reports each finished exchange to; absent in the simplest set-ups. */
@@ -27,7 +34,14 @@ export interface DispatchObservers {
  * counted and logged once, when its answer is written: at once for a sync answer, on 'close'
  * otherwise, through one listener function shared by all requests.
  */
-export function createDispatcher(router: Router, logger: Logger, limits: DispatchLimits, observers?: DispatchObservers) {
+export function createDispatcher(
+  router: Router,
+  logger: Logger,
+  limits: DispatchLimits,
+  cors: CorsPolicy | null = null,
+  drainState: DrainState = { draining: false },
+  observers?: DispatchObservers,
+) {
   const metrics = observers?.metrics;
   const stats = metrics?.requests;
   const ids = observers?.ids ?? new RequestIds();
@@ -53,7 +67,7 @@ export function createDispatcher(router: Router, logger: Logger, limits: Dispatc
         ms: Math.round(ms * 1000) / 1000,
         upstreamMs: res.upstreamMs < 0 ? undefined : Math.round(res.upstreamMs * 1000) / 1000,
         cache: res.cacheOutcome === '' ? undefined : res.cacheOutcome,
-        sub: res.subject,
+        sub: (req as HgRequest).subject,
       });
     }
   }
@@ -79,9 +93,15 @@ export function createDispatcher(router: Router, logger: Logger, limits: Dispatc
     res.requestId = typeof incomingId === 'string' && isSafeRequestId(incomingId) ? incomingId : ids.next();
     if (metrics !== undefined) metrics.inFlight++;
     const url = req.url ?? '/';
+    // A busy keep-alive connection would otherwise carry new requests through the whole drain.
+    if (drainState.draining) res.shouldKeepAlive = false;
     try {
       if (url.length > limits.maxUrlBytes) throw new HgError('HG_ERR_URI_TOO_LONG');
       const path = pathOf(url);
+      if (cors !== null && cors.handle(req, res, router, path)) {
+        record(req, res);
+        return;
+      }
       const entry = router.lookup(req.method ?? 'GET', path);
       if (entry === null) throw routeMiss(router, path);
       res.routeIndex = entry.routeIndex;

@@ -1,4 +1,4 @@
-import { ServerResponse, type IncomingMessage } from 'node:http';
+import { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 
 /**
@@ -14,11 +14,15 @@ export class HgResponse<Req extends IncomingMessage = IncomingMessage> extends S
   cacheOutcome = '';
   /** Time spent waiting for the upstream, in ms; -1 when it was not asked. */
   upstreamMs = -1;
-  subject: string | undefined = undefined;
   /** Body bytes written (set by the writers), for the access log. */
   bytes = 0;
   /** Index of the route's statistics (see RequestStats); -1 until routed. */
   routeIndex = -1;
   /** True once metrics and the access log have seen this exchange. */
   recorded = false;
+}
+
+/** The gateway's request object: the token's subject, once authenticated, for the access log. */
+export class HgRequest extends IncomingMessage {
+  subject: string | undefined = undefined;
 }

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import FindMyWay from 'find-my-way';
 import { UNMATCHED_ROUTE, type RequestStats } from '../observability/request-stats.ts';
 import type { HgResponse } from './response.ts';
+import type { RouteDoc } from './route-doc.ts';
 
 /** A route's handler: sync on the hot path (cache hit), a promise only when it must wait. */
 export type RouteHandler = (req: IncomingMessage, res: HgResponse, path: string) => void | Promise<void>;
@@ -12,6 +13,16 @@ export interface RouteDef {
   readonly method: RouteMethod;
   readonly path: string;
   readonly handler: RouteHandler;
+  /** For the OpenAPI document; a route without one fails the OpenAPI test. */
+  readonly doc?: RouteDoc;
+}
+
+/** A readable resource answers GET and HEAD with one handler and one description. */
+export function getAndHead(path: string, handler: RouteHandler, doc: RouteDoc): RouteDef[] {
+  return [
+    { method: 'GET', path, handler, doc },
+    { method: 'HEAD', path, handler, doc },
+  ];
 }
 
 const ALL_METHODS: readonly RouteMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
@@ -29,6 +40,8 @@ export interface Router {
   lookup(method: string, path: string): RouteEntry | null;
   /** Methods that do have a handler at this path: the `Allow` of a 405, empty for a 404. */
   allowedMethods(path: string): readonly RouteMethod[];
+  /** The table the router was built from, for the OpenAPI generator and its test. */
+  readonly routes: readonly RouteDef[];
 }
 
 export function createRouter(routes: readonly RouteDef[], stats?: RequestStats): Router {
@@ -46,5 +59,6 @@ export function createRouter(routes: readonly RouteDef[], stats?: RequestStats):
     lookup,
     match: (method, path) => lookup(method, path)?.handler ?? null,
     allowedMethods: (path) => ALL_METHODS.filter((m) => lookup(m, path) !== null),
+    routes,
   };
 }

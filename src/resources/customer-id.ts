@@ -1,3 +1,5 @@
+import type { ParamDoc } from '../http/route-doc.ts';
+
 /** The largest id a JSON number carries exactly: 2^53 - 1 has 16 digits. */
 const MAX_ID_DIGITS = 16;
 
@@ -16,4 +18,15 @@ export function parseCustomerId(segment: string): number | null {
   }
   const id = Number(segment);
   return id <= Number.MAX_SAFE_INTEGER ? id : null;
+}
+
+/** A path parameter holding a canonical id, as the OpenAPI document describes it. */
+export function idParam(name: string, description: string): ParamDoc {
+  return {
+    name,
+    in: 'path',
+    required: true,
+    description: `${description} Digits only, no sign or leading zero; any other spelling is 404.`,
+    schema: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+  };
 }

@@ -60,9 +60,9 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
     address = await gateway.listen();
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const where = `${config.server.host}:${config.server.port}`;
+    const where = (err as { where?: string }).where ?? `${config.server.host}:${config.server.port}`;
     await gateway.close(0);
-    if (code === 'EADDRINUSE') die([`cannot listen on ${where} or the admin address: the address is already in use (set server.port / admin.port, or HYPERGATE_SERVER_PORT / HYPERGATE_ADMIN_PORT)`], logger);
+    if (code === 'EADDRINUSE') die([`cannot listen on ${where}: the address is already in use (set server.port or HYPERGATE_SERVER_PORT; admin.port or HYPERGATE_ADMIN_PORT)`], logger);
     if (code === 'EACCES') die([`cannot listen on ${where}: permission denied`], logger);
     die([`cannot listen on ${where}: ${code ?? (err as Error).message}`], logger);
   }

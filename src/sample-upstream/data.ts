@@ -42,3 +42,46 @@ export function sampleCustomer(id: number): SampleCustomer {
     createdAt: new Date(created).toISOString(),
   };
 }
+
+export interface SampleOrder {
+  readonly id: number;
+  readonly customerId: number;
+  readonly status: string;
+  readonly placedAt: string;
+  readonly total: number;
+  readonly currency: string;
+  /** Internal: never exposed unless an operator lists it. */
+  readonly warehouse: string;
+}
+
+const ORDER_STATUSES = ['placed', 'paid', 'shipped', 'delivered', 'delivered', 'cancelled'];
+/** Order ids are customerId * ORDERS_PER_CUSTOMER_SPACE + 1.., so they never collide between customers. */
+const ORDERS_PER_CUSTOMER_SPACE = 100;
+
+/** 0 to 4 orders per customer, computed from the id. */
+export function sampleOrderCount(customerId: number): number {
+  return mix(customerId * 7 + 3) % 5;
+}
+
+export function sampleOrderIds(customerId: number): number[] {
+  const ids: number[] = [];
+  for (let k = 1; k <= sampleOrderCount(customerId); k++) ids.push(customerId * ORDERS_PER_CUSTOMER_SPACE + k);
+  return ids;
+}
+
+/** The order, or null when this customer has no order with this id. */
+export function sampleOrder(customerId: number, orderId: number): SampleOrder | null {
+  const k = orderId - customerId * ORDERS_PER_CUSTOMER_SPACE;
+  if (k < 1 || k > sampleOrderCount(customerId)) return null;
+  const h = mix(orderId);
+  const placed = Date.UTC(2020, 0, 1) + (h % 1800) * 86_400_000;
+  return {
+    id: orderId,
+    customerId,
+    status: pick(ORDER_STATUSES, h >>> 8),
+    placedAt: new Date(placed).toISOString(),
+    total: ((h >>> 4) % 100_000) / 100,
+    currency: 'EUR',
+    warehouse: `wh-${h % 7}`,
+  };
+}

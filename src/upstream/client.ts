@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamConfig } from '../config/types.ts';
 import { HgError } from '../errors.ts';
 import type { UpstreamObserver, UpstreamOutcome } from '../observability/metrics.ts';
@@ -25,6 +25,15 @@ function isJsonContentType(value: string | string[] | undefined): boolean {
   if (typeof value !== 'string') return false;
   const type = value.split(';', 1)[0]?.trim().toLowerCase() ?? '';
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+}
+
+/**
+ * Drops a response body we will not read. undici's body stream emits an AbortError when destroyed;
+ * with no listener that would be an uncaught exception and take the process down.
+ */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => {});
+  body.destroy();
 }
 
 const UNDICI_TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
@@ -109,12 +118,12 @@ export class UpstreamClient {
         throw badGateway(`The customer service answered with status ${res.statusCode}.`);
       }
       if (!isJsonContentType(res.headers['content-type'])) {
-        res.body.destroy();
+        discard(res.body);
         throw badGateway('The customer service answered with a body that is not JSON.');
       }
       const declared = Number(res.headers['content-length']);
       if (declared > this.#maxBytes) {
-        res.body.destroy();
+        discard(res.body);
         throw badGateway('The customer service answered with a body larger than allowed.');
       }
       const chunks: Buffer[] = [];
@@ -122,7 +131,7 @@ export class UpstreamClient {
       for await (const chunk of res.body) {
         size += (chunk as Buffer).length;
         if (size > this.#maxBytes) {
-          res.body.destroy();
+          discard(res.body);
           throw badGateway('The customer service answered with a body larger than allowed.');
         }
         chunks.push(chunk as Buffer);

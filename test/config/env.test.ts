@@ -48,8 +48,8 @@ describe('environment overrides HYPERGATE_<SECTION>_<KEY>', () => {
   });
 
   it('name the variable when its value is not of the key\'s type, and the key when it is out of range', () => {
-    assert.deepEqual(problemsOf(() => loadConfig({ env: { HYPERGATE_SERVER_PORT: 'eighty' } })), ['HYPERGATE_SERVER_PORT: expected an integer, got "eighty"']);
-    assert.deepEqual(problemsOf(() => loadConfig({ env: { HYPERGATE_LOG_ACCESS: 'yes' } })), ['HYPERGATE_LOG_ACCESS: expected true or false, got "yes"']);
+    assert.deepEqual(problemsOf(() => loadConfig({ env: { HYPERGATE_SERVER_PORT: 'eighty' } })), ['HYPERGATE_SERVER_PORT: expected an integer for server.port, got "eighty"']);
+    assert.deepEqual(problemsOf(() => loadConfig({ env: { HYPERGATE_LOG_ACCESS: 'yes' } })), ['HYPERGATE_LOG_ACCESS: expected true or false for log.access, got "yes"']);
     assert.match(problemsOf(() => loadConfig({ env: { HYPERGATE_SERVER_PORT: '70000' } }))[0] ?? '', /^server\.port: expected an integer from 0 to 65535/);
   });
 

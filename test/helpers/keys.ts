@@ -71,3 +71,14 @@ export async function startJwksServer(keys: readonly JWK[]): Promise<JwksServer>
       }),
   };
 }
+
+/**
+ * Signs any header and payload with an ES256 key, bypassing jose's own checks, for tokens jose
+ * would refuse to produce (unknown `crit`, odd claim types). The signature is real.
+ */
+export async function signRawEs256(key: TestKey, header: Record<string, unknown>, payload: Record<string, unknown>): Promise<string> {
+  const enc = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const input = `${enc({ alg: 'ES256', kid: key.kid, ...header })}.${enc(payload)}`;
+  const signature = await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, key.privateKey, new TextEncoder().encode(input));
+  return `${input}.${Buffer.from(signature).toString('base64url')}`;
+}

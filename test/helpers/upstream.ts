@@ -7,6 +7,8 @@ export type UpstreamBehaviour =
   | { readonly kind: 'raw'; readonly status: number; readonly body: string | Buffer; readonly headers?: Record<string, string> }
   | { readonly kind: 'hang' }
   | { readonly kind: 'reset' }
+  /** A chunked JSON body of this many bytes, with no Content-Length to warn the reader. */
+  | { readonly kind: 'chunked'; readonly bytes: number }
   | { readonly kind: 'drip'; readonly chunks: number; readonly intervalMs: number }
   | { readonly kind: 'delay'; readonly ms: number; readonly then: UpstreamBehaviour };
 
@@ -25,6 +27,34 @@ export interface TestUpstream {
 /** Default record: the seed's customer fields plus some the gateway must not expose by default. */
 export function defaultRecord(id: number): Record<string, unknown> {
   return { id, name: `Customer ${id}`, status: id % 2 === 0 ? 'active' : 'inactive', email: `c${id}@example.com`, internalNote: 'secret' };
+}
+
+/** Customers the default collection holds (1..COLLECTION_TOTAL), so paging has a last page. */
+export const COLLECTION_TOTAL = 45;
+
+/** Default orders: every customer has two, ids <customerId>01 and <customerId>02. */
+export function defaultOrder(customerId: number, orderId: number): Record<string, unknown> | null {
+  const k = orderId - customerId * 100;
+  if (k < 1 || k > 2) return null;
+  return { id: orderId, status: k === 1 ? 'paid' : 'shipped', placedAt: '2024-05-0' + k + 'T10:00:00.000Z', total: 10 * k + 0.5, currency: 'EUR', warehouse: 'internal' };
+}
+
+/** The default answer for a path: the collection, a customer, its orders or one order, or 404. */
+function defaultAnswer(path: string): UpstreamBehaviour {
+  const page = /^\/customers\?offset=(\d+)&limit=(\d+)$/.exec(path);
+  if (page) {
+    const offset = Number(page[1]);
+    const items = [];
+    for (let id = offset + 1; id <= Math.min(COLLECTION_TOTAL, offset + Number(page[2])); id++) items.push(defaultRecord(id));
+    return { kind: 'json', body: { items, total: COLLECTION_TOTAL } };
+  }
+  const match = /^\/customers\/(\d+)(\/orders(?:\/(\d+))?)?$/.exec(path);
+  const id = match ? Number(match[1]) : 0;
+  if (match === null || id < 1 || id > 1_000_000) return { kind: 'json', status: 404, body: { error: 'not found' } };
+  if (match[2] === undefined) return { kind: 'json', body: defaultRecord(id) };
+  if (match[3] === undefined) return { kind: 'json', body: { items: [defaultOrder(id, id * 100 + 1), defaultOrder(id, id * 100 + 2)] } };
+  const order = defaultOrder(id, Number(match[3]));
+  return order === null ? { kind: 'json', status: 404, body: { error: 'not found' } } : { kind: 'json', body: order };
 }
 
 /**
@@ -54,6 +84,25 @@ export async function startTestUpstream(): Promise<TestUpstream> {
       case 'reset':
         res.socket?.destroy();
         return;
+      case 'chunked': {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const chunk = Buffer.alloc(16 * 1024, 0x20);
+        let left = behaviour.bytes;
+        const pump = (): void => {
+          while (left > 0 && !res.destroyed) {
+            const n = Math.min(left, chunk.length);
+            left -= n;
+            if (!res.write(chunk.subarray(0, n))) {
+              res.once('drain', pump);
+              return;
+            }
+          }
+          if (!res.destroyed) res.end();
+        };
+        res.on('error', () => {});
+        pump();
+        return;
+      }
       case 'drip': {
         res.writeHead(200, { 'content-type': 'application/json' });
         let sent = 0;
@@ -83,10 +132,7 @@ export async function startTestUpstream(): Promise<TestUpstream> {
       act(res, behaviour);
       return;
     }
-    const match = /^\/customers\/(\d+)$/.exec(path);
-    const id = match ? Number(match[1]) : 0;
-    if (id >= 1 && id <= 1_000_000) act(res, { kind: 'json', body: defaultRecord(id) });
-    else act(res, { kind: 'json', status: 404, body: { error: 'not found' } });
+    act(res, defaultAnswer(path));
   });
   server.on('connection', (socket) => {
     sockets.add(socket);

@@ -40,7 +40,8 @@ describe('metrics on the admin listener', () => {
   it('counts cache hits, misses and entries', () => {
     assert.equal(sample(metrics, 'hypergate_cache_hits_total'), 2);
     assert.equal(sample(metrics, 'hypergate_cache_misses_total'), 3);
-    assert.equal(sample(metrics, 'hypergate_cache_entries'), 3);
+    // Three customers, each rendered and cached in every format (JSON and HAL).
+    assert.equal(sample(metrics, 'hypergate_cache_entries'), 6);
     assert.equal(sample(metrics, 'hypergate_cache_evictions_total'), 0);
     assert.equal(sample(metrics, 'hypergate_cache_stale_total'), 0);
   });

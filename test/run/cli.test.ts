@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from 'undici';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { makeKey, signToken, startJwksServer, type JwksServer, type TestKey } from '../helpers/keys.ts';
-import { startMain, type MainProcess } from '../helpers/process.ts';
+import { startMain, type MainProcess } from '../helpers/main-process.ts';
 import { startTestUpstream, type TestUpstream } from '../helpers/upstream.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hypergate-cli-'));

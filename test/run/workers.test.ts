@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { makeKey, signToken, startJwksServer, type JwksServer, type TestKey } from '../helpers/keys.ts';
 import { get, bearer } from '../helpers/gateway.ts';
 import { sample } from '../helpers/metrics.ts';
-import { freePort, startMain, type MainProcess } from '../helpers/process.ts';
+import { freePort, startMain, type MainProcess } from '../helpers/main-process.ts';
 import { startTestUpstream, type TestUpstream } from '../helpers/upstream.ts';
 
 describe('server.workers: a cluster of gateway workers', () => {

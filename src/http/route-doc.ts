@@ -1,0 +1,30 @@
+import type { HgErrorCode } from '../errors.ts';
+
+/** A JSON Schema (draft 2020-12, as OpenAPI 3.1 uses it). */
+export type JsonSchema = Readonly<Record<string, unknown>>;
+
+export interface ParamDoc {
+  readonly name: string;
+  readonly in: 'path' | 'query';
+  readonly description: string;
+  readonly required: boolean;
+  readonly schema: JsonSchema;
+}
+
+/**
+ * What a route promises, read by the OpenAPI generator from the same table the router is built
+ * from: so the document lists exactly the routes that answer.
+ */
+export interface RouteDoc {
+  /** Unique per GET route; the HEAD twin gets "Head" appended. */
+  readonly operationId: string;
+  readonly summary: string;
+  readonly description: string;
+  readonly params: readonly ParamDoc[];
+  /** Scopes the bearer token must all carry; empty for an unauthenticated route. */
+  readonly scopes: readonly string[];
+  /** The 200 answer: a description, and a component schema name per media type. */
+  readonly ok: { readonly description: string; readonly content: Readonly<Record<string, string>> };
+  /** Problems particular to this route (auth, 406, 414 and 500 are added for every route). */
+  readonly errors: readonly HgErrorCode[];
+}

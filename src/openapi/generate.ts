@@ -1,0 +1,124 @@
+import { ERRORS, PROBLEM_TYPE_BASE, type HgErrorCode } from '../errors.ts';
+import type { RouteDef } from '../http/router.ts';
+import type { RouteDoc } from '../http/route-doc.ts';
+import { COMPONENT_SCHEMAS } from './schemas.ts';
+
+export const SECURITY_SCHEME = 'bearerAuth';
+
+/** Problems any authorized route may answer with, besides its own. */
+const AUTH_ERRORS: readonly HgErrorCode[] = [
+  'HG_ERR_AUTH_INVALID_REQUEST',
+  'HG_ERR_AUTH_MISSING',
+  'HG_ERR_AUTH_INVALID_TOKEN',
+  'HG_ERR_AUTH_INSUFFICIENT_SCOPE',
+  'HG_ERR_AUTH_KEYS_UNAVAILABLE',
+];
+const COMMON_ERRORS: readonly HgErrorCode[] = ['HG_ERR_NOT_ACCEPTABLE', 'HG_ERR_URI_TOO_LONG', 'HG_ERR_INTERNAL'];
+
+/** find-my-way's /a/:id to OpenAPI's /a/{id}. */
+export function openApiPath(routePath: string): string {
+  return routePath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
+/** One response per status; its description and schema list every problem type it may carry. */
+function problemResponses(codes: readonly HgErrorCode[]): Record<string, unknown> {
+  const byStatus = new Map<number, HgErrorCode[]>();
+  for (const code of codes) {
+    const status = ERRORS[code].status;
+    const list = byStatus.get(status) ?? [];
+    if (!list.includes(code)) list.push(code);
+    byStatus.set(status, list);
+  }
+  const out: Record<string, unknown> = {};
+  for (const status of [...byStatus.keys()].sort((a, b) => a - b)) {
+    const list = byStatus.get(status) as HgErrorCode[];
+    out[String(status)] = {
+      description: list.map((c) => `${ERRORS[c].title} (${PROBLEM_TYPE_BASE}${ERRORS[c].slug}, ${c})`).join('; '),
+      ...(list.some((c) => c.startsWith('HG_ERR_AUTH_') && c !== 'HG_ERR_AUTH_KEYS_UNAVAILABLE')
+        ? { headers: { 'WWW-Authenticate': { description: 'The Bearer challenge (RFC 6750 section 3).', schema: { type: 'string' } } } }
+        : {}),
+      content: {
+        'application/problem+json': {
+          schema: {
+            allOf: [
+              { $ref: '#/components/schemas/Problem' },
+              {
+                properties: {
+                  type: { enum: list.map((c) => `${PROBLEM_TYPE_BASE}${ERRORS[c].slug}`) },
+                  code: { enum: list },
+                },
+              },
+            ],
+          },
+        },
+      },
+    };
+  }
+  return out;
+}
+
+const successHeaders = {
+  ETag: { description: 'Strong validator of the body (differs per format).', schema: { type: 'string' } },
+  'Cache-Control': { description: 'max-age=<seconds> (60 by default), or no-store.', schema: { type: 'string' } },
+  Age: { description: 'Seconds since the representation was current (RFC 9111 section 5.1).', schema: { type: 'integer' } },
+  Vary: { description: 'Accept (and Origin when CORS is on).', schema: { type: 'string' } },
+};
+
+function operation(method: 'GET' | 'HEAD', doc: RouteDoc): Record<string, unknown> {
+  const head = method === 'HEAD';
+  const content = Object.fromEntries(Object.entries(doc.ok.content).map(([type, schema]) => [type, { schema: { $ref: `#/components/schemas/${schema}` } }]));
+  const errors = [...doc.errors, ...(doc.scopes.length > 0 ? AUTH_ERRORS : []), ...COMMON_ERRORS];
+  return {
+    operationId: head ? `${doc.operationId}Head` : doc.operationId,
+    summary: head ? `${doc.summary} (headers only)` : doc.summary,
+    description: doc.description,
+    ...(doc.params.length > 0 ? { parameters: doc.params.map((p) => ({ name: p.name, in: p.in, required: p.required, description: p.description, schema: p.schema })) } : {}),
+    security: doc.scopes.length > 0 ? [{ [SECURITY_SCHEME]: [...doc.scopes] }] : [],
+    responses: {
+      '200': { description: doc.ok.description, headers: successHeaders, ...(head ? {} : { content }) },
+      '304': { description: 'Not Modified: If-None-Match matched the current ETag.', headers: successHeaders },
+      ...problemResponses(errors),
+    },
+  };
+}
+
+export interface OpenApiInfo {
+  readonly title: string;
+  readonly version: string;
+  readonly requiredScope: string;
+  readonly readAnyScope: string;
+}
+
+/** The OpenAPI 3.1 document of exactly these routes (the table the router is built from). */
+export function generateOpenApi(routes: readonly RouteDef[], info: OpenApiInfo): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    if (route.doc === undefined) throw new Error(`route ${route.method} ${route.path} has no doc for the OpenAPI document`);
+    if (route.method !== 'GET' && route.method !== 'HEAD') throw new Error(`route ${route.method} ${route.path}: only GET and HEAD are described`);
+    const key = openApiPath(route.path);
+    paths[key] ??= {};
+    (paths[key] as Record<string, unknown>)[route.method.toLowerCase()] = operation(route.method, route.doc);
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: info.title,
+      version: info.version,
+      description: 'A stateless hypermedia gateway for customer resources. Start at GET /api and follow links.',
+    },
+    paths,
+    components: {
+      schemas: COMPONENT_SCHEMAS,
+      securitySchemes: {
+        [SECURITY_SCHEME]: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description:
+            `A JWT in Authorization: Bearer. Scopes (scope or scp claim): "${info.requiredScope}" for every route; ` +
+            `"${info.readAnyScope}" lifts the ownership rule when auth.ownerClaim is set, and is then needed for the collection.`,
+        },
+      },
+    },
+  };
+}

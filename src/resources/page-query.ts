@@ -1,0 +1,63 @@
+import { HgError } from '../errors.ts';
+
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 100;
+
+export interface PageQuery {
+  readonly offset: number;
+  readonly limit: number;
+}
+
+function invalid(detail: string): HgError {
+  return new HgError('HG_ERR_INVALID_QUERY', { detail });
+}
+
+/** Canonical decimal digits ("0", or no leading zero), up to 2^53-1; else null. */
+function canonicalNumber(text: string): number | null {
+  if (text.length === 0 || text.length > 16) return null;
+  if (text.length > 1 && text.charCodeAt(0) === 48) return null;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return null;
+  }
+  const n = Number(text);
+  return n <= Number.MAX_SAFE_INTEGER ? n : null;
+}
+
+/**
+ * The collection's query: `offset` (from 0, default 0) and `limit` (1 to 100, default 20), each
+ * at most once, in canonical decimal. Anything else, unknown parameters included, is a 400 that
+ * names the parameter: a query we do not understand must not silently mean the first page.
+ */
+export function parsePageQuery(url: string): PageQuery {
+  const q = url.indexOf('?');
+  let offset: number | null = null;
+  let limit: number | null = null;
+  if (q !== -1) {
+    for (const pair of url.slice(q + 1).split('&')) {
+      if (pair === '') continue;
+      const eq = pair.indexOf('=');
+      const name = eq === -1 ? pair : pair.slice(0, eq);
+      const value = eq === -1 ? '' : pair.slice(eq + 1);
+      if (name === 'offset') {
+        if (offset !== null) throw invalid('Query parameter "offset" is given more than once.');
+        offset = canonicalNumber(value);
+        if (offset === null) throw invalid('Query parameter "offset" must be an integer from 0 (decimal digits, no leading zero).');
+      } else if (name === 'limit') {
+        if (limit !== null) throw invalid('Query parameter "limit" is given more than once.');
+        limit = canonicalNumber(value);
+        if (limit === null || limit < 1 || limit > MAX_LIMIT) throw invalid(`Query parameter "limit" must be an integer from 1 to ${MAX_LIMIT}.`);
+      } else {
+        // The name is echoed only when it is plain text, so the detail stays safe and short.
+        const shown = /^[A-Za-z0-9_.-]{1,32}$/.test(name) ? `"${name}"` : 'with this name';
+        throw invalid(`Query parameter ${shown} is not known here; use offset and limit.`);
+      }
+    }
+  }
+  return { offset: offset ?? 0, limit: limit ?? DEFAULT_LIMIT };
+}
+
+/** The canonical spelling of a page: both parameters, offset first. This is links.self and the cache key. */
+export function pagePath(offset: number, limit: number): string {
+  return `/api/customers?offset=${offset}&limit=${limit}`;
+}

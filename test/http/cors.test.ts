@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startFixture, type Fixture } from '../helpers/fixture.ts';
+import { bearer, get } from '../helpers/gateway.ts';
+
+const APP = 'https://app.example.com';
+
+function preflight(origin: string): Record<string, string> {
+  return { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' };
+}
+
+describe('CORS with an allow-list', () => {
+  let fx: Fixture;
+  let token: string;
+  before(async () => {
+    fx = await startFixture({ cors: { origins: [APP] } });
+    token = await fx.token();
+  });
+  after(() => fx.close());
+
+  test('a preflight from an allowed origin gets the methods, Authorization and a max age', async () => {
+    const res = await get(`${fx.gw.url}/api/customers/42`, preflight(APP), 'OPTIONS');
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['access-control-allow-origin'], APP);
+    assert.equal(res.headers['access-control-allow-methods'], 'GET, HEAD');
+    assert.match(res.headers['access-control-allow-headers'] as string, /\bAuthorization\b/);
+    assert.equal(res.headers['access-control-max-age'], '600');
+    assert.equal(res.headers['vary'], 'Origin');
+    assert.equal(fx.upstream.hits(), 0);
+  });
+
+  test('an allowed origin can read ETag, Cache-Status and Age, and the answer varies on Accept and Origin', async () => {
+    const res = await get(`${fx.gw.url}/api/customers/42`, { ...bearer(token), origin: APP });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['access-control-allow-origin'], APP);
+    assert.equal(res.headers['access-control-expose-headers'], 'ETag, Cache-Status, Age');
+    assert.equal(res.headers['vary'], 'Accept, Origin');
+    // The cache hit carries the same CORS headers.
+    const hit = await get(`${fx.gw.url}/api/customers/42`, { ...bearer(token), origin: APP });
+    assert.equal(hit.headers['access-control-allow-origin'], APP);
+    assert.equal(hit.headers['vary'], 'Accept, Origin');
+  });
+
+  test('problems carry CORS headers too, so a browser can read them', async () => {
+    const res = await get(`${fx.gw.url}/api/customers/42`, { origin: APP });
+    assert.equal(res.status, 401);
+    assert.equal(res.headers['access-control-allow-origin'], APP);
+    assert.equal(res.headers['vary'], 'Origin');
+  });
+
+  test('another origin gets no CORS headers, and its preflight is not answered as one', async () => {
+    const res = await get(`${fx.gw.url}/api/customers/42`, { ...bearer(token), origin: 'https://evil.example' });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['access-control-allow-origin'], undefined);
+    const pre = await get(`${fx.gw.url}/api/customers/42`, preflight('https://evil.example'), 'OPTIONS');
+    assert.equal(pre.status, 405);
+    assert.equal(pre.headers['access-control-allow-origin'], undefined);
+    assert.equal(pre.headers['vary'], 'Origin');
+  });
+
+  test('a preflight for an unknown path is the ordinary 404', async () => {
+    const res = await get(`${fx.gw.url}/nowhere`, preflight(APP), 'OPTIONS');
+    assert.equal(res.status, 404);
+  });
+});
+
+describe('CORS with "*"', () => {
+  let fx: Fixture;
+  before(async () => {
+    fx = await startFixture({ cors: { origins: ['*'], maxAgeSeconds: 5 } });
+  });
+  after(() => fx.close());
+
+  test('any origin is echoed (never a literal *), with Vary: Origin', async () => {
+    const res = await get(`${fx.gw.url}/api`, preflight('http://localhost:3000'), 'OPTIONS');
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['access-control-allow-origin'], 'http://localhost:3000');
+    assert.equal(res.headers['access-control-max-age'], '5');
+  });
+});
+
+describe('CORS off (the default)', () => {
+  let fx: Fixture;
+  before(async () => {
+    fx = await startFixture();
+  });
+  after(() => fx.close());
+
+  test('no CORS headers, no Vary: Origin, and OPTIONS is 405', async () => {
+    const res = await get(`${fx.gw.url}/api/customers/42`, { ...bearer(await fx.token()), origin: APP });
+    assert.equal(res.headers['access-control-allow-origin'], undefined);
+    assert.equal(res.headers['vary'], 'Accept');
+    const pre = await get(`${fx.gw.url}/api/customers/42`, preflight(APP), 'OPTIONS');
+    assert.equal(pre.status, 405);
+  });
+});
