@@ -64,8 +64,8 @@ export function createDispatcher(
         path: pathOf(req.url ?? '/'),
         status,
         bytes: res.bytes,
-        ms: Math.round(ms * 1000) / 1000,
-        upstreamMs: res.upstreamMs < 0 ? undefined : Math.round(res.upstreamMs * 1000) / 1000,
+        ms,
+        upstreamMs: res.upstreamMs < 0 ? undefined : res.upstreamMs,
         cache: res.cacheOutcome === '' ? undefined : res.cacheOutcome,
         sub: (req as HgRequest).subject,
       });
