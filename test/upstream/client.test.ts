@@ -5,6 +5,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get, problemOf, startGateway } from '../helpers/gateway.ts';
 import { makeKey, signToken, startJwksServer } from '../helpers/keys.ts';
+import { closedPort } from '../helpers/upstream.ts';
 
 describe('upstream failures map to problems', () => {
   let fx: Fixture;
@@ -68,10 +69,7 @@ describe('upstream failures map to problems', () => {
 
 describe('upstream connectivity', () => {
   test('a refused connection is 502', async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const { port } = closed.address() as AddressInfo;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const port = await closedPort();
     const key = await makeKey();
     const jwks = await startJwksServer([key.publicJwk]);
     const gw = await startGateway({ upstream: { url: `http://127.0.0.1:${port}` }, auth: { jwksUrl: jwks.url } });
