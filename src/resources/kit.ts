@@ -59,8 +59,10 @@ export function writeRepresentation(req: IncomingMessage, res: HgResponse, rep: 
   res.end(rep.body);
 }
 
+/** What a resource read answers when the upstream fails and no stale entry may answer (route docs list them). */
+export const UPSTREAM_ERRORS = ['HG_ERR_UPSTREAM_BAD_GATEWAY', 'HG_ERR_UPSTREAM_TIMEOUT', 'HG_ERR_UPSTREAM_UNAVAILABLE'] as const;
 /** Upstream failures a stale entry may answer for (not a 404: the upstream did answer). */
-const UPSTREAM_FAILURES: ReadonlySet<HgErrorCode> = new Set(['HG_ERR_UPSTREAM_BAD_GATEWAY', 'HG_ERR_UPSTREAM_TIMEOUT', 'HG_ERR_UPSTREAM_UNAVAILABLE']);
+const UPSTREAM_FAILURES: ReadonlySet<HgErrorCode> = new Set(UPSTREAM_ERRORS);
 /** The upstream's word that a resource does not exist. */
 const GONE: ReadonlySet<HgErrorCode> = new Set(['HG_ERR_CUSTOMER_NOT_FOUND', 'HG_ERR_ORDER_NOT_FOUND']);
 
