@@ -160,6 +160,8 @@ export class Metrics implements UpstreamObserver {
       name: 'hypergate_upstream_breaker_state',
       help: 'Upstream circuit breaker: 0 closed, 1 half-open, 2 open',
       registers: [this.registry],
+      // Each worker has its own breaker: across a cluster, the worst one (a sum would mean nothing).
+      aggregator: 'max',
       collect() {
         if (self.#breakerSource !== null) this.set(BREAKER_STATE[self.#breakerSource()]);
       },

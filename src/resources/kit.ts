@@ -185,10 +185,17 @@ export class ResourceKit {
     writeRepresentation(req, res, rep, now, staleStatus(rep.lifetimeSeconds - rep.ageAt(now), reason));
   }
 
-  /** A background refresh has nobody to answer: its failure is logged, never thrown. */
+  /**
+   * A background refresh has nobody to answer: its failure is logged, never thrown. One refused by
+   * the open breaker is only debug: the breaker's state is in /metrics and /readyz, and a warning
+   * per request while it is open would flood the log.
+   */
   #refreshFailed(path: string, err: unknown): void {
     this.#forgetIfGone(path, err);
-    this.#ctx.logger.warn('background refresh failed', { path, code: err instanceof HgError ? err.code : 'HG_ERR_INTERNAL', cause: causeOf(err) });
+    const code = err instanceof HgError ? err.code : 'HG_ERR_INTERNAL';
+    const fields = { path, code, cause: causeOf(err) };
+    if (code === 'HG_ERR_UPSTREAM_UNAVAILABLE') this.#ctx.logger.debug('background refresh refused by the open circuit breaker', fields);
+    else this.#ctx.logger.warn('background refresh failed', fields);
   }
 
   /** The upstream says the resource no longer exists: no stale copy of it may answer later. */

@@ -106,3 +106,28 @@ describe('stale-while-revalidate off (the default)', () => {
     }
   });
 });
+
+describe('stale-while-revalidate with the breaker open', () => {
+  test('entries keep answering and the refused refreshes are not warnings', async () => {
+    const lines: string[] = [];
+    const fx = await startFixture(
+      { cache: { staleWhileRevalidateSeconds: 30 }, upstream: { breaker: { failures: 1, cooldownMs: 600_000 } } },
+      { logger: createLogger('debug', (line) => lines.push(line)) },
+    );
+    try {
+      const auth = bearer(await fx.token({ expiresIn: 3600 }));
+      await get(`${fx.gw.url}/api/customers/1`, auth);
+      fx.upstream.on('/customers/2', { kind: 'json', status: 500, body: {} });
+      assert.equal((await get(`${fx.gw.url}/api/customers/2`, auth)).status, 502, 'one failure opens this breaker');
+      fx.clock.advance(MAX_AGE_MS + 1_000);
+      const hits = fx.upstream.hits();
+      for (let i = 0; i < 5; i++) assert.match((await get(`${fx.gw.url}/api/customers/1`, auth)).headers['cache-status'] as string, /detail=stale-while-revalidate/);
+      const msgs = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r['path'] === '/api/customers/1' && r['msg'] !== 'request');
+      await until('the refused refreshes to be logged', () => msgs().filter((r) => r['msg'] === 'background refresh refused by the open circuit breaker').length === 5);
+      assert.ok(msgs().every((r) => r['level'] === 20), 'debug only');
+      assert.equal(fx.upstream.hits(), hits, 'the upstream was not asked');
+    } finally {
+      await fx.close();
+    }
+  });
+});

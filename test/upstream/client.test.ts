@@ -11,7 +11,8 @@ describe('upstream failures map to problems', () => {
   let fx: Fixture;
   let auth: Record<string, string>;
   before(async () => {
-    fx = await startFixture({ upstream: { timeoutMs: 300, maxResponseBytes: 4096 } });
+    // The breaker is off: this suite meets one failure after another and checks each mapping.
+    fx = await startFixture({ upstream: { timeoutMs: 300, maxResponseBytes: 4096, breaker: { failures: 0 } } });
     auth = bearer(await fx.token({ expiresIn: 24 * 3600 }));
   });
   beforeEach(() => fx.upstream.reset());
