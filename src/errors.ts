@@ -22,6 +22,7 @@ export type HgErrorCode =
   | 'HG_ERR_AUTH_KEYS_UNAVAILABLE'
   | 'HG_ERR_UPSTREAM_BAD_GATEWAY'
   | 'HG_ERR_UPSTREAM_TIMEOUT'
+  | 'HG_ERR_UPSTREAM_UNAVAILABLE'
   | 'HG_ERR_NOT_READY'
   | 'HG_ERR_INTERNAL';
 
@@ -56,6 +57,7 @@ export const ERRORS: Readonly<Record<HgErrorCode, ErrorDefinition>> = Object.fre
   HG_ERR_AUTH_KEYS_UNAVAILABLE: { status: 503, slug: 'keys-unavailable', title: 'Service Unavailable', detail: 'The keys needed to verify the token could not be fetched; try again shortly.' },
   HG_ERR_UPSTREAM_BAD_GATEWAY: { status: 502, slug: 'bad-gateway', title: 'Bad Gateway', detail: 'The customer service answered with an error or an invalid response.' },
   HG_ERR_UPSTREAM_TIMEOUT: { status: 504, slug: 'gateway-timeout', title: 'Gateway Timeout', detail: 'The customer service did not answer in time.' },
+  HG_ERR_UPSTREAM_UNAVAILABLE: { status: 503, slug: 'upstream-unavailable', title: 'Service Unavailable', detail: 'The customer service is failing, so requests to it are paused; try again after Retry-After seconds.' },
   HG_ERR_NOT_READY: { status: 503, slug: 'not-ready', title: 'Service Unavailable', detail: 'This instance is not ready to serve traffic.' },
   HG_ERR_INTERNAL: { status: 500, slug: 'internal-error', title: 'Internal Server Error', detail: 'An unexpected error occurred.' },
 });

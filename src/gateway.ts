@@ -119,7 +119,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     const upstream =
       previous !== null && same(previous.config.upstream, config.upstream) && upstreamUrlOf(previous.config) === upstreamUrlOf(config)
         ? previous.upstream
-        : new UpstreamClient(config.upstream, upstreamUrlOf(config), metrics);
+        : new UpstreamClient(config.upstream, upstreamUrlOf(config), metrics, clock);
     const ctx: GatewayContext = { config, clock, logger, verifier, cache, upstream, metrics };
     const kit = new ResourceKit(ctx);
     const access = new Access(ctx);
@@ -139,6 +139,8 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
 
   let current = await buildPipeline(initial, null);
   metrics.setCacheEntriesSource(() => current.cache.size);
+  // The breaker belongs to the upstream client, which a reload keeps unless upstream.* changed.
+  metrics.setBreakerStateSource(() => current.upstream.breaker.state);
 
   const { server: s } = initial;
   const server = createServer<typeof HgRequest, typeof HgResponse>({
@@ -155,6 +157,8 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
 
   let closing: Promise<void> | null = null;
   const checks = new Map<string, ReadinessCheck>();
+  // An open breaker means this instance would only fail misses fast: send traffic elsewhere.
+  checks.set('upstream', () => (current.upstream.breaker.state === 'open' ? 'the circuit breaker is open (the customer service is failing)' : null));
   let warming: Promise<void> | null = null;
 
   const readiness = (): string | null => {

@@ -31,9 +31,12 @@ export class Representation {
   #notModifiedHeaders: (string | number)[] = [];
   /** Whole seconds of freshness from storedAtMs. */
   readonly lifetimeSeconds: number;
+  /** May it answer once expired (the upstream did not forbid it; see cache-control.ts)? */
+  readonly staleAllowed: boolean;
 
-  constructor(body: Buffer, contentType: string, cacheControl: string, storedAtMs: number, expiresAtMs: number, vary: string | null = null) {
+  constructor(body: Buffer, contentType: string, cacheControl: string, storedAtMs: number, expiresAtMs: number, vary: string | null = null, staleAllowed = true) {
     this.vary = vary;
+    this.staleAllowed = staleAllowed;
     this.body = body;
     this.contentType = contentType;
     this.cacheControl = cacheControl;

@@ -43,6 +43,14 @@ export class ResponseCache {
     return undefined;
   }
 
+  /**
+   * The entry whatever its freshness (an expired one may still answer: stale-if-error,
+   * stale-while-revalidate). For the miss path only; it counts nothing.
+   */
+  get(key: string): Representation | undefined {
+    return this.#lru.get(key);
+  }
+
   set(key: string, representation: Representation): void {
     this.#lru.set(key, representation);
   }

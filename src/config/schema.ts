@@ -47,6 +47,14 @@ export const CONFIG_SCHEMA: Rule = {
         timeoutMs: int(1, MAX_MS),
         connections: int(1, 10000),
         maxResponseBytes: int(1, 1024 * 1024 * 1024),
+        breaker: {
+          kind: 'section',
+          keys: {
+            // 0 switches the breaker off (it never opens).
+            failures: int(0, 1_000_000),
+            cooldownMs: int(1, MAX_MS),
+          },
+        },
       },
     },
     auth: {
@@ -75,6 +83,9 @@ export const CONFIG_SCHEMA: Rule = {
         maxAgeSeconds: int(0, 31_536_000),
         maxEntries: int(1, 10_000_000),
         maxBytes: int(1024, Number.MAX_SAFE_INTEGER),
+        // 0 switches each off; a day at most, as an expired entry still takes cache room.
+        staleIfErrorSeconds: int(0, 86_400),
+        staleWhileRevalidateSeconds: int(0, 86_400),
       },
     },
     resources: {

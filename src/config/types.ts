@@ -25,6 +25,15 @@ export interface UpstreamConfig {
   /** Most connections (and so concurrent requests) to the upstream. */
   readonly connections: number;
   readonly maxResponseBytes: number;
+  readonly breaker: BreakerConfig;
+}
+
+/** The upstream circuit breaker (README "Failure behaviour"). */
+export interface BreakerConfig {
+  /** Consecutive failed upstream requests that open the breaker; 0 never opens it. */
+  readonly failures: number;
+  /** How long an open breaker fails requests fast before one probe may pass, in ms. */
+  readonly cooldownMs: number;
 }
 
 export type JwsAlgorithm =
@@ -59,6 +68,10 @@ export interface CacheConfig {
   readonly maxAgeSeconds: number;
   readonly maxEntries: number;
   readonly maxBytes: number;
+  /** How long after expiry an entry may still answer when the upstream fails, in s (0: never). */
+  readonly staleIfErrorSeconds: number;
+  /** How long after expiry an entry answers at once while a background refresh runs, in s (0: off). */
+  readonly staleWhileRevalidateSeconds: number;
 }
 
 export interface ResourceConfig {

@@ -13,7 +13,13 @@ export function missStatus(stored: boolean, collapsed: boolean): string {
   return `${CACHE_NAME}; fwd=miss${stored ? '; stored' : ''}${collapsed ? '; collapsed' : ''}`;
 }
 
-/** Served from a stale entry (e.g. the upstream failed; RFC 9211 section 2.2). */
-export function staleStatus(ttlSeconds: number): string {
-  return `${CACHE_NAME}; fwd=stale; ttl=${ttlSeconds}`;
+/** Why a stale entry answered: the upstream failed, or a background refresh is under way. */
+export type StaleReason = 'stale-if-error' | 'stale-while-revalidate';
+
+/**
+ * Served from a stale entry (RFC 9211 section 2.2: fwd=stale); ttl is negative, the seconds it has
+ * been stale (section 2.4), and detail names the rule that allowed it (section 2.8).
+ */
+export function staleStatus(ttlSeconds: number, reason: StaleReason): string {
+  return `${CACHE_NAME}; fwd=stale; ttl=${ttlSeconds}; detail=${reason}`;
 }

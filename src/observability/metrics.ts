@@ -23,7 +23,10 @@ export type UpstreamOutcome = 'ok' | 'not_found' | 'bad_status' | 'bad_body' | '
 
 /** Told about every upstream request when it settles (the miss path: prom-client directly). */
 export interface UpstreamObserver {
+  /** One attempt settled ('rejected': the circuit breaker refused it, no attempt was made). */
   upstreamResult(outcome: UpstreamOutcome, ms: number): void;
+  /** A failed attempt is being retried (a connection error before any answer). */
+  upstreamRetry(): void;
 }
 
 /** Circuit-breaker states as the gauge reports them. */
@@ -85,6 +88,7 @@ export class Metrics implements UpstreamObserver {
   #breakerSource: (() => BreakerStateName) | null = null;
   readonly #upstreamTotal: Counter<'outcome'>;
   readonly #upstreamSeconds: Histogram<'outcome'>;
+  readonly #upstreamRetries: Counter;
 
   constructor(options: { processMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -125,12 +129,17 @@ export class Metrics implements UpstreamObserver {
     });
     this.#upstreamTotal = new Counter({ name: 'hypergate_upstream_requests_total', help: 'Requests to the upstream, by outcome', labelNames: ['outcome'], registers });
     this.#upstreamSeconds = new Histogram({ name: 'hypergate_upstream_request_duration_seconds', help: 'Upstream request time until the whole body was read, in seconds', labelNames: ['outcome'], buckets: UPSTREAM_BUCKETS_S, registers });
+    this.#upstreamRetries = new Counter({ name: 'hypergate_upstream_retries_total', help: 'Upstream requests sent again after a refused or reset connection', registers });
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }
 
   upstreamResult(outcome: UpstreamOutcome, ms: number): void {
     this.#upstreamTotal.inc({ outcome });
     this.#upstreamSeconds.observe({ outcome }, ms / 1000);
+  }
+
+  upstreamRetry(): void {
+    this.#upstreamRetries.inc();
   }
 
   /** Where the cache-entries gauge reads from (the current cache; it changes on reload). */
@@ -151,6 +160,8 @@ export class Metrics implements UpstreamObserver {
       name: 'hypergate_upstream_breaker_state',
       help: 'Upstream circuit breaker: 0 closed, 1 half-open, 2 open',
       registers: [this.registry],
+      // Each worker has its own breaker: across a cluster, the worst one (a sum would mean nothing).
+      aggregator: 'max',
       collect() {
         if (self.#breakerSource !== null) this.set(BREAKER_STATE[self.#breakerSource()]);
       },

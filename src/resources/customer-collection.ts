@@ -6,7 +6,7 @@ import type { Link, Resource } from '../hypermedia/resource.ts';
 import type { Access } from './access.ts';
 import { asRecord, customerPath, customerResource, invalidRecord } from './customer-representation.ts';
 import { parseCustomerId } from './customer-id.ts';
-import type { Loader, ResourceKit } from './kit.ts';
+import { UPSTREAM_ERRORS, type Loader, type ResourceKit } from './kit.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, pagePath, parsePageQuery } from './page-query.ts';
 
 /** first, prev and next only where they exist, last (RFC 8288 relation names). */
@@ -71,6 +71,6 @@ export function customerCollectionRoutes(ctx: GatewayContext, kit: ResourceKit, 
     ],
     scopes,
     ok: { description: 'A page of customers.', content: { 'application/json': 'CustomerPage', 'application/hal+json': 'CustomerPageHal' } },
-    errors: ['HG_ERR_INVALID_QUERY', 'HG_ERR_UPSTREAM_BAD_GATEWAY', 'HG_ERR_UPSTREAM_TIMEOUT'],
+    errors: ['HG_ERR_INVALID_QUERY', ...UPSTREAM_ERRORS],
   });
 }

@@ -6,7 +6,7 @@ import { getAndHead, type RouteDef } from '../http/router.ts';
 import type { Access } from './access.ts';
 import { customerResource } from './customer-representation.ts';
 import { idParam, parseCustomerId } from './customer-id.ts';
-import type { Loader, ResourceKit } from './kit.ts';
+import { UPSTREAM_ERRORS, type Loader, type ResourceKit } from './kit.ts';
 
 export { writeRepresentation } from './kit.ts';
 
@@ -48,8 +48,7 @@ export function customerRoutes(ctx: GatewayContext, kit: ResourceKit, access: Ac
       'HG_ERR_ROUTE_NOT_FOUND',
       'HG_ERR_CUSTOMER_NOT_FOUND',
       ...(access.ownershipOn ? (['HG_ERR_NOT_OWNER'] as const) : []),
-      'HG_ERR_UPSTREAM_BAD_GATEWAY',
-      'HG_ERR_UPSTREAM_TIMEOUT',
+      ...UPSTREAM_ERRORS,
     ],
   });
 }

@@ -7,7 +7,7 @@ import type { Resource } from '../hypermedia/resource.ts';
 import type { Access } from './access.ts';
 import { asRecord, copyExposed, customerPath, invalidRecord } from './customer-representation.ts';
 import { idParam, parseCustomerId } from './customer-id.ts';
-import type { Loader, ResourceKit } from './kit.ts';
+import { UPSTREAM_ERRORS, type Loader, type ResourceKit } from './kit.ts';
 
 const PREFIX = '/api/customers/';
 const ORDERS = '/orders';
@@ -71,7 +71,6 @@ export function orderRoutes(ctx: GatewayContext, kit: ResourceKit, access: Acces
 
   const scopes = [config.auth.requiredScope];
   const ownership = access.ownershipOn ? (['HG_ERR_NOT_OWNER'] as const) : [];
-  const upstreamErrors = ['HG_ERR_UPSTREAM_BAD_GATEWAY', 'HG_ERR_UPSTREAM_TIMEOUT'] as const;
   return [
     ...getAndHead(`${PREFIX}:id${ORDERS}`, handler(false), {
       operationId: 'listOrders',
@@ -80,7 +79,7 @@ export function orderRoutes(ctx: GatewayContext, kit: ResourceKit, access: Acces
       params: [idParam('id', 'The customer id.')],
       scopes,
       ok: { description: "The customer's orders.", content: { 'application/json': 'OrderList', 'application/hal+json': 'OrderListHal' } },
-      errors: ['HG_ERR_ROUTE_NOT_FOUND', 'HG_ERR_CUSTOMER_NOT_FOUND', ...ownership, ...upstreamErrors],
+      errors: ['HG_ERR_ROUTE_NOT_FOUND', 'HG_ERR_CUSTOMER_NOT_FOUND', ...ownership, ...UPSTREAM_ERRORS],
     }),
     ...getAndHead(`${PREFIX}:id${ORDERS}/:orderId`, handler(true), {
       operationId: 'getOrder',
@@ -89,7 +88,7 @@ export function orderRoutes(ctx: GatewayContext, kit: ResourceKit, access: Acces
       params: [idParam('id', 'The customer id.'), idParam('orderId', 'The order id.')],
       scopes,
       ok: { description: 'The order.', content: { 'application/json': 'Order', 'application/hal+json': 'OrderHal' } },
-      errors: ['HG_ERR_ROUTE_NOT_FOUND', 'HG_ERR_ORDER_NOT_FOUND', ...ownership, ...upstreamErrors],
+      errors: ['HG_ERR_ROUTE_NOT_FOUND', 'HG_ERR_ORDER_NOT_FOUND', ...ownership, ...UPSTREAM_ERRORS],
     }),
   ];
 }

@@ -3,6 +3,8 @@ import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamConfig } from '../config/types.ts';
 import { HgError } from '../errors.ts';
 import type { UpstreamObserver, UpstreamOutcome } from '../observability/metrics.ts';
+import { systemClock, type Clock } from '../clock.ts';
+import { CircuitBreaker, PROBE } from './breaker.ts';
 import { parseCacheControl, type UpstreamFreshness } from './cache-control.ts';
 
 /** Who asked: passed to the upstream so its logs line up with ours (W3C Trace Context). */
@@ -37,16 +39,40 @@ function discard(body: Dispatcher.ResponseData['body']): void {
 }
 
 const UNDICI_TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+/** The connection failed under the request: refused, or reset/closed by the other side. */
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
 
-function isUndiciTimeout(err: unknown): boolean {
+function codeOf(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && UNDICI_TIMEOUTS.has(code);
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** What one attempt did: for the metrics, the breaker and the retry decision. */
+interface Attempt {
+  outcome: UpstreamOutcome;
+  /** The upstream's status code, 0 before the response head arrived. */
+  status: number;
+}
+
+/** Connection failures, time-outs and 5xx answers count against the breaker; any other answer is the upstream working. */
+function isFailure(attempt: Attempt): boolean {
+  return attempt.outcome === 'unreachable' || attempt.outcome === 'timeout' || attempt.status >= 500;
+}
+
+function unavailable(waitMs: number): HgError {
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  return new HgError('HG_ERR_UPSTREAM_UNAVAILABLE', {
+    detail: `The customer service is failing, so requests to it are paused; try again in ${seconds} s.`,
+    headers: { 'Retry-After': String(seconds) },
+  });
 }
 
 /**
  * The upstream customer service over an undici pool with keep-alive. Every request has one
- * deadline covering connect, headers and the whole body: undici's bodyTimeout alone only measures
- * the gaps between chunks, so a drip-fed body would never trip it. Redirects are never followed.
+ * deadline covering connect, headers and the whole body, and any retry: undici's bodyTimeout alone
+ * only measures the gaps between chunks, so a drip-fed body would never trip it. Redirects are
+ * never followed. A circuit breaker (kept as long as this client is) fails requests fast while the
+ * upstream is down.
  */
 export class UpstreamClient {
   readonly #pool: Pool;
@@ -55,9 +81,11 @@ export class UpstreamClient {
   readonly #maxBytes: number;
   readonly origin: string;
   readonly #observer: UpstreamObserver | undefined;
+  readonly breaker: CircuitBreaker;
 
-  constructor(config: UpstreamConfig, url: string, observer?: UpstreamObserver) {
+  constructor(config: UpstreamConfig, url: string, observer?: UpstreamObserver, clock: Clock = systemClock) {
     this.#observer = observer;
+    this.breaker = new CircuitBreaker(config.breaker, clock);
     const base = new URL(url);
     this.origin = base.origin;
     this.#basePath = base.pathname.replace(/\/+$/, '');
@@ -73,96 +101,131 @@ export class UpstreamClient {
     });
   }
 
-  /** GET <base><path>, where `path` was built from validated parts only. */
+  /**
+   * GET <base><path>, where `path` was built from validated parts only. A GET is idempotent, so one
+   * that meets a refused or reset connection before its response head is sent once more (on
+   * another connection: undici drops the failed one), within the same deadline and only if the
+   * breaker lets it; each failed attempt counts against the breaker, so retries cannot storm.
+   */
   async getJson(path: string, trace?: UpstreamTrace): Promise<UpstreamResult> {
-    const started = performance.now();
-    const seen: { outcome: UpstreamOutcome } = { outcome: 'unreachable' };
-    try {
-      return await this.#get(path, trace, seen);
-    } finally {
-      this.#observer?.upstreamResult(seen.outcome, performance.now() - started);
+    let admitted = this.breaker.admit();
+    if (admitted > 0) {
+      this.#observer?.upstreamResult('rejected', 0);
+      throw unavailable(admitted);
     }
-  }
-
-  async #get(path: string, trace: UpstreamTrace | undefined, seen: { outcome: UpstreamOutcome }): Promise<UpstreamResult> {
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (trace !== undefined) {
-      headers['x-request-id'] = trace.requestId;
-      if (trace.traceparent !== undefined) {
-        headers['traceparent'] = trace.traceparent;
-        if (trace.tracestate !== undefined) headers['tracestate'] = trace.tracestate;
-      }
-    }
+    const headers = requestHeaders(trace);
     const controller = new AbortController();
-    let timedOut = false;
+    const deadline = { passed: false };
     const timer = setTimeout(() => {
-      timedOut = true;
+      deadline.passed = true;
       controller.abort();
     }, this.#timeoutMs);
     try {
-      const res = await this.#pool.request({
-        path: this.#basePath + path,
-        method: 'GET',
-        headers,
-        signal: controller.signal,
-      });
-      seen.outcome = 'bad_body';
-      if (res.statusCode === 404) {
-        await res.body.dump();
-        seen.outcome = 'not_found';
-        return { found: false };
-      }
-      if (res.statusCode !== 200) {
-        seen.outcome = 'bad_status';
-        await res.body.dump().catch(() => {});
-        throw badGateway(`The customer service answered with status ${res.statusCode}.`);
-      }
-      if (!isJsonContentType(res.headers['content-type'])) {
-        discard(res.body);
-        throw badGateway('The customer service answered with a body that is not JSON.');
-      }
-      const declared = Number(res.headers['content-length']);
-      if (declared > this.#maxBytes) {
-        discard(res.body);
-        throw badGateway('The customer service answered with a body larger than allowed.');
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of res.body) {
-        size += (chunk as Buffer).length;
-        if (size > this.#maxBytes) {
-          discard(res.body);
-          throw badGateway('The customer service answered with a body larger than allowed.');
+      for (let attempt = 1; ; attempt++) {
+        const seen: Attempt = { outcome: 'unreachable', status: 0 };
+        const started = performance.now();
+        try {
+          const result = await this.#get(path, headers, controller.signal, seen);
+          this.#settle(seen, started, admitted === PROBE);
+          return result;
+        } catch (err) {
+          const mapped = this.#map(err, deadline.passed, seen);
+          this.#settle(seen, started, admitted === PROBE);
+          if (attempt === 1 && seen.status === 0 && !deadline.passed && CONNECTION_ERRORS.has(codeOf(err) ?? '')) {
+            admitted = this.breaker.admit();
+            if (admitted <= 0) {
+              this.#observer?.upstreamRetry();
+              continue;
+            }
+          }
+          throw mapped;
         }
-        chunks.push(chunk as Buffer);
       }
-      let json: unknown;
-      try {
-        json = JSON.parse(Buffer.concat(chunks, size).toString('utf8'));
-      } catch (err) {
-        throw badGateway('The customer service answered with invalid JSON.', err);
-      }
-      const age = Number(res.headers['age']);
-      seen.outcome = 'ok';
-      return {
-        found: true,
-        json,
-        freshness: parseCacheControl(res.headers['cache-control']),
-        ageSeconds: Number.isInteger(age) && age > 0 ? age : 0,
-      };
-    } catch (err) {
-      if (timedOut || isUndiciTimeout(err)) {
-        seen.outcome = 'timeout';
-        throw new HgError('HG_ERR_UPSTREAM_TIMEOUT', { detail: `The customer service did not answer within ${this.#timeoutMs} ms.`, cause: err });
-      }
-      if (err instanceof HgError) throw err;
-      throw badGateway('The customer service could not be reached.', err);
     } finally {
       clearTimeout(timer);
     }
   }
 
+  #settle(attempt: Attempt, started: number, probe: boolean): void {
+    this.#observer?.upstreamResult(attempt.outcome, performance.now() - started);
+    if (isFailure(attempt)) this.breaker.failed(probe);
+    else this.breaker.succeeded(probe);
+  }
+
+  /** Any failure of an attempt as the typed error a client may see; sets the attempt's outcome. */
+  #map(err: unknown, deadlinePassed: boolean, seen: Attempt): HgError {
+    if (deadlinePassed || UNDICI_TIMEOUTS.has(codeOf(err) ?? '')) {
+      seen.outcome = 'timeout';
+      return new HgError('HG_ERR_UPSTREAM_TIMEOUT', { detail: `The customer service did not answer within ${this.#timeoutMs} ms.`, cause: err });
+    }
+    if (err instanceof HgError) return err;
+    // Refused, reset, or the connection lost during the body.
+    seen.outcome = 'unreachable';
+    return badGateway('The customer service could not be reached.', err);
+  }
+
+  async #get(path: string, headers: Record<string, string>, signal: AbortSignal, seen: Attempt): Promise<UpstreamResult> {
+    const res = await this.#pool.request({ path: this.#basePath + path, method: 'GET', headers, signal });
+    seen.status = res.statusCode;
+    seen.outcome = 'bad_body';
+    if (res.statusCode === 404) {
+      await res.body.dump();
+      seen.outcome = 'not_found';
+      return { found: false };
+    }
+    if (res.statusCode !== 200) {
+      seen.outcome = 'bad_status';
+      await res.body.dump().catch(() => {});
+      throw badGateway(`The customer service answered with status ${res.statusCode}.`);
+    }
+    if (!isJsonContentType(res.headers['content-type'])) {
+      discard(res.body);
+      throw badGateway('The customer service answered with a body that is not JSON.');
+    }
+    const declared = Number(res.headers['content-length']);
+    if (declared > this.#maxBytes) {
+      discard(res.body);
+      throw badGateway('The customer service answered with a body larger than allowed.');
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body) {
+      size += (chunk as Buffer).length;
+      if (size > this.#maxBytes) {
+        discard(res.body);
+        throw badGateway('The customer service answered with a body larger than allowed.');
+      }
+      chunks.push(chunk as Buffer);
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(Buffer.concat(chunks, size).toString('utf8'));
+    } catch (err) {
+      throw badGateway('The customer service answered with invalid JSON.', err);
+    }
+    const age = Number(res.headers['age']);
+    seen.outcome = 'ok';
+    return {
+      found: true,
+      json,
+      freshness: parseCacheControl(res.headers['cache-control']),
+      ageSeconds: Number.isInteger(age) && age > 0 ? age : 0,
+    };
+  }
+
   close(): Promise<void> {
     return this.#pool.close();
   }
+}
+
+function requestHeaders(trace: UpstreamTrace | undefined): Record<string, string> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (trace !== undefined) {
+    headers['x-request-id'] = trace.requestId;
+    if (trace.traceparent !== undefined) {
+      headers['traceparent'] = trace.traceparent;
+      if (trace.tracestate !== undefined) headers['tracestate'] = trace.tracestate;
+    }
+  }
+  return headers;
 }

@@ -1,17 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { configWith } from '../../src/config/load.ts';
-import { ConfigError } from '../../src/config/validate.ts';
+import { configProblems as problemsOf } from '../helpers/config.ts';
 
-function problemsOf(overrides: unknown): string[] {
-  try {
-    configWith(overrides);
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems as string[];
-    throw err;
-  }
-  return [];
-}
 
 describe('config keys of the hypermedia surface', () => {
   test('defaults: ownership off, read-any scope customers:read:any, CORS off, orders expose their business fields', () => {

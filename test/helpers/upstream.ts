@@ -7,10 +7,16 @@ export type UpstreamBehaviour =
   | { readonly kind: 'raw'; readonly status: number; readonly body: string | Buffer; readonly headers?: Record<string, string> }
   | { readonly kind: 'hang' }
   | { readonly kind: 'reset' }
+  /** A 200 head announcing a JSON body, a few bytes of it, then the connection is destroyed. */
+  | { readonly kind: 'cut' }
   /** A chunked JSON body of this many bytes, with no Content-Length to warn the reader. */
   | { readonly kind: 'chunked'; readonly bytes: number }
   | { readonly kind: 'drip'; readonly chunks: number; readonly intervalMs: number }
-  | { readonly kind: 'delay'; readonly ms: number; readonly then: UpstreamBehaviour };
+  | { readonly kind: 'delay'; readonly ms: number; readonly then: UpstreamBehaviour }
+  /** Holds the request until `until` settles: the test decides when the upstream answers. */
+  | { readonly kind: 'wait'; readonly until: Promise<unknown>; readonly then: UpstreamBehaviour }
+  /** The n-th request to this behaviour gets steps[n] (the last step repeats). */
+  | { readonly kind: 'sequence'; readonly steps: readonly UpstreamBehaviour[] };
 
 export interface TestUpstream {
   readonly url: string;
@@ -18,10 +24,27 @@ export interface TestUpstream {
   hits(path?: string): number;
   readonly paths: string[];
   readonly headersSeen: IncomingMessage['headers'][];
+  /** The client port of the connection each request came on, in order (which socket carried it). */
+  readonly remotePorts: number[];
+  /** Connections accepted since start (or the last reset). */
+  connections(): number;
+  /** Most connections open at once since start (or the last reset). */
+  maxOpenConnections(): number;
+  /** Requests received and not yet answered (or reset). */
+  active(): number;
   /** Override the answer for a path (or '*' for all). */
   on(path: string, behaviour: UpstreamBehaviour): void;
   reset(): void;
   close(): Promise<void>;
+}
+
+/** A loopback port nothing listens on (it was bound, then closed): connecting to it is refused. */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
 
 /** Default record: the seed's customer fields plus some the gateway must not expose by default. */
@@ -65,7 +88,12 @@ export async function startTestUpstream(): Promise<TestUpstream> {
   const behaviours = new Map<string, UpstreamBehaviour>();
   const paths: string[] = [];
   const headersSeen: IncomingMessage['headers'][] = [];
+  const remotePorts: number[] = [];
   const sockets = new Set<Socket>();
+  const sequenceAt = new WeakMap<UpstreamBehaviour, number>();
+  let accepted = 0;
+  let maxOpen = 0;
+  let active = 0;
 
   const act = (res: ServerResponse, behaviour: UpstreamBehaviour): void => {
     switch (behaviour.kind) {
@@ -83,6 +111,10 @@ export async function startTestUpstream(): Promise<TestUpstream> {
         return;
       case 'reset':
         res.socket?.destroy();
+        return;
+      case 'cut':
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': 100 });
+        res.write('{"id":', () => res.socket?.destroy());
         return;
       case 'chunked': {
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -120,6 +152,15 @@ export async function startTestUpstream(): Promise<TestUpstream> {
       case 'delay':
         setTimeout(() => act(res, behaviour.then), behaviour.ms);
         return;
+      case 'wait':
+        behaviour.until.finally(() => act(res, behaviour.then)).catch(() => {});
+        return;
+      case 'sequence': {
+        const n = sequenceAt.get(behaviour) ?? 0;
+        sequenceAt.set(behaviour, n + 1);
+        act(res, behaviour.steps[Math.min(n, behaviour.steps.length - 1)] as UpstreamBehaviour);
+        return;
+      }
     }
   };
 
@@ -127,6 +168,9 @@ export async function startTestUpstream(): Promise<TestUpstream> {
     const path = req.url ?? '/';
     paths.push(path);
     headersSeen.push(req.headers);
+    remotePorts.push(req.socket.remotePort ?? 0);
+    active++;
+    res.on('close', () => active--);
     const behaviour = behaviours.get(path) ?? behaviours.get('*');
     if (behaviour !== undefined) {
       act(res, behaviour);
@@ -136,6 +180,8 @@ export async function startTestUpstream(): Promise<TestUpstream> {
   });
   server.on('connection', (socket) => {
     sockets.add(socket);
+    accepted++;
+    maxOpen = Math.max(maxOpen, sockets.size);
     socket.on('close', () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -145,11 +191,18 @@ export async function startTestUpstream(): Promise<TestUpstream> {
     hits: (path) => (path === undefined ? paths.length : paths.filter((p) => p === path).length),
     paths,
     headersSeen,
+    remotePorts,
+    connections: () => accepted,
+    maxOpenConnections: () => maxOpen,
+    active: () => active,
     on: (path, behaviour) => behaviours.set(path, behaviour),
     reset: () => {
       behaviours.clear();
       paths.length = 0;
       headersSeen.length = 0;
+      remotePorts.length = 0;
+      accepted = 0;
+      maxOpen = sockets.size;
     },
     close: () =>
       new Promise<void>((resolve) => {

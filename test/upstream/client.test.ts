@@ -5,12 +5,14 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get, problemOf, startGateway } from '../helpers/gateway.ts';
 import { makeKey, signToken, startJwksServer } from '../helpers/keys.ts';
+import { closedPort } from '../helpers/upstream.ts';
 
 describe('upstream failures map to problems', () => {
   let fx: Fixture;
   let auth: Record<string, string>;
   before(async () => {
-    fx = await startFixture({ upstream: { timeoutMs: 300, maxResponseBytes: 4096 } });
+    // The breaker is off: this suite meets one failure after another and checks each mapping.
+    fx = await startFixture({ upstream: { timeoutMs: 300, maxResponseBytes: 4096, breaker: { failures: 0 } } });
     auth = bearer(await fx.token({ expiresIn: 24 * 3600 }));
   });
   beforeEach(() => fx.upstream.reset());
@@ -68,10 +70,7 @@ describe('upstream failures map to problems', () => {
 
 describe('upstream connectivity', () => {
   test('a refused connection is 502', async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const { port } = closed.address() as AddressInfo;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const port = await closedPort();
     const key = await makeKey();
     const jwks = await startJwksServer([key.publicJwk]);
     const gw = await startGateway({ upstream: { url: `http://127.0.0.1:${port}` }, auth: { jwksUrl: jwks.url } });
