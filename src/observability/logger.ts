@@ -50,8 +50,8 @@ export function createLogger(level: LogLevel, write?: (line: string) => void): L
     write === undefined ? pino.destination({ dest: 1, sync: false }) : { write };
   const main: Pino = pino({ level, redact: REDACT, base: { pid: process.pid } }, dest);
   // Access batches go to stdout through their own SonicBoom in buffer mode (pino's is for strings);
-  // both write whole lines, so lines never interleave. A `write` callback (tests, embedding) sees
-  // each line by the end of the turn that logged it.
+  // both write whole lines, so lines never interleave. A `write` callback (tests, embedding) gets
+  // each line as it is logged, as from pino.
   const accessDest = write === undefined ? byteStdout() : null;
   const access =
     accessDest === null
