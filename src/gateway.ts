@@ -133,7 +133,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     routes.push(...openApiRoutes(ctx, kit, access, () => routes));
     const router = createRouter(routes, metrics.requests);
     const cors = config.cors.origins.length > 0 ? new CorsPolicy(config.cors) : null;
-    const dispatch = createDispatcher(router, logger, { maxUrlBytes: config.server.maxUrlBytes }, cors, drainState, { metrics, accessLog: config.log.access, ids });
+    const dispatch = createDispatcher(router, logger, { maxUrlBytes: config.server.maxUrlBytes, maxHeaderCount: config.server.maxHeaderCount }, cors, drainState, { metrics, accessLog: config.log.access, ids });
     return { config, keySource, verifier, cache, upstream, routes: router.routes, dispatch };
   }
 
@@ -150,8 +150,17 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     keepAliveTimeout: s.keepAliveTimeoutMs,
     connectionsCheckingInterval: Math.min(1000, s.headersTimeoutMs),
   });
+  // Node drops header fields past maxHeadersCount without a word; keeping one more lets the
+  // dispatcher see that the request went over server.maxHeaderCount and answer 431.
+  server.maxHeadersCount = s.maxHeaderCount + 1;
   server.on('request', current.dispatch);
   server.on('clientError', handleClientError);
+  // Left alone, Node answers "Expect: 100-continue" with 100 Continue, inviting a body no route
+  // takes, and any other expectation with a bare 417. Both go to the dispatcher instead: no 100
+  // is sent (RFC 9110 section 10.1.1 lets a server answer at once), a body gets its 413.
+  const expecting = (req: IncomingMessage, res: HgResponse): void => current.dispatch(req, res);
+  server.on('checkContinue', expecting);
+  server.on('checkExpectation', expecting);
 
   let closing: Promise<void> | null = null;
   const checks = new Map<string, ReadinessCheck>();
@@ -201,7 +210,8 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     }
     const pipeline = await buildPipeline(next, previous);
     const restartRequired: string[] = [];
-    for (const key of ['host', 'port', 'workers'] as const) {
+    // maxHeaderBytes is handed to each connection's parser when it is created.
+    for (const key of ['host', 'port', 'workers', 'maxHeaderBytes'] as const) {
       if (!same(previous.config.server[key], next.server[key])) restartRequired.push(`server.${key}`);
     }
     if (!same(previous.config.admin.host, next.admin.host) || !same(previous.config.admin.port, next.admin.port)) restartRequired.push('admin.host/admin.port');
@@ -213,6 +223,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     server.headersTimeout = next.server.headersTimeoutMs;
     server.requestTimeout = next.server.requestTimeoutMs;
     server.keepAliveTimeout = next.server.keepAliveTimeoutMs;
+    server.maxHeadersCount = next.server.maxHeaderCount + 1;
     logger.setLevel?.(next.log.level);
     if (pipeline.upstream !== previous.upstream) {
       // Pool.close waits for the requests it is serving, then closes its connections.

@@ -36,6 +36,7 @@ export const CONFIG_SCHEMA: Rule = {
         keepAliveTimeoutMs: int(0, MAX_MS),
         maxHeaderBytes: int(1024, 1024 * 1024),
         maxUrlBytes: int(64, 1024 * 1024),
+        maxHeaderCount: int(8, 10_000),
         // A number of worker processes, or "auto" for one per core (node:cluster).
         workers: { kind: 'integer', min: 1, max: 256, orWord: 'auto' },
       },

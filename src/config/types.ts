@@ -13,6 +13,8 @@ export interface ServerConfig {
   readonly maxHeaderBytes: number;
   /** Longest request target accepted, in bytes; over it: 414. */
   readonly maxUrlBytes: number;
+  /** Most header fields in one request; over it: 431 (Node alone would drop the rest silently). */
+  readonly maxHeaderCount: number;
   /** Worker processes (node:cluster); "auto" means one per core. 1 runs no cluster at all. */
   readonly workers: number | 'auto';
 }
