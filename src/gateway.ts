@@ -11,6 +11,7 @@ import type { GatewayContext } from './context.ts';
 import { handleClientError } from './http/client-error.ts';
 import { CorsPolicy } from './http/cors.ts';
 import { createDispatcher, type DrainState } from './http/dispatch.ts';
+import { RateLimiter } from './http/rate-limit.ts';
 import { HgRequest, HgResponse } from './http/response.ts';
 import { createRouter, type RouteDef } from './http/router.ts';
 import { silentLogger, type Logger } from './observability/logger.ts';
@@ -84,6 +85,7 @@ interface Pipeline {
   readonly verifier: TokenVerifier;
   readonly cache: ResponseCache;
   readonly upstream: UpstreamClient;
+  readonly limiter: RateLimiter | null;
   readonly routes: readonly RouteDef[];
   readonly dispatch: (req: IncomingMessage, res: HgResponse) => void;
 }
@@ -120,9 +122,11 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
       previous !== null && same(previous.config.upstream, config.upstream) && upstreamUrlOf(previous.config) === upstreamUrlOf(config)
         ? previous.upstream
         : new UpstreamClient(config.upstream, upstreamUrlOf(config), metrics);
+    // The buckets survive a reload that leaves rateLimit as it was, so a reload resets no client's limit.
+    const limiter = previous !== null && same(previous.config.rateLimit, config.rateLimit) ? previous.limiter : RateLimiter.create(config.rateLimit, clock);
     const ctx: GatewayContext = { config, clock, logger, verifier, cache, upstream, metrics };
     const kit = new ResourceKit(ctx);
-    const access = new Access(ctx);
+    const access = new Access(ctx, limiter);
     // One table for the router and the OpenAPI document, so the document lists exactly what answers.
     const routes: RouteDef[] = [
       ...apiRootRoutes(ctx, kit, access),
@@ -134,7 +138,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     const router = createRouter(routes, metrics.requests);
     const cors = config.cors.origins.length > 0 ? new CorsPolicy(config.cors) : null;
     const dispatch = createDispatcher(router, logger, { maxUrlBytes: config.server.maxUrlBytes, maxHeaderCount: config.server.maxHeaderCount }, cors, drainState, { metrics, accessLog: config.log.access, ids });
-    return { config, keySource, verifier, cache, upstream, routes: router.routes, dispatch };
+    return { config, keySource, verifier, cache, upstream, limiter, routes: router.routes, dispatch };
   }
 
   let current = await buildPipeline(initial, null);

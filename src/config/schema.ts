@@ -91,6 +91,15 @@ export const CONFIG_SCHEMA: Rule = {
         },
       },
     },
+    rateLimit: {
+      kind: 'section',
+      keys: {
+        // null or 0 switches rate limiting off.
+        requestsPerSecond: int(0, 1_000_000, true),
+        burst: int(1, 1_000_000),
+        maxKeys: int(1, 10_000_000),
+      },
+    },
     cors: {
       kind: 'section',
       keys: {
