@@ -85,14 +85,25 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
       process.exit(1);
     }
     stopping = true;
-    logger.info('shutting down: draining in-flight requests', { event: 'shutdown', signal, drainTimeoutMs: gateway.config.server.drainTimeoutMs });
-    gateway.close().then(
+    const drainTimeoutMs = gateway.config.server.drainTimeoutMs;
+    logger.info('shutting down: draining in-flight requests', { event: 'shutdown', signal, drainTimeoutMs });
+    // server.drainTimeoutMs bounds the whole stop, not only the client connections: past it the
+    // process ends at once, even with upstream requests still hanging. Exit 1 says requests were cut.
+    const deadline = setTimeout(() => {
+      const unfinished = gateway.metrics.inFlight;
+      logger.warn('drain time-out: exiting', { event: 'stopped', unfinished, drainTimeoutMs });
+      logger.flush?.();
+      process.exit(unfinished > 0 ? 1 : 0);
+    }, drainTimeoutMs);
+    gateway.close(drainTimeoutMs).then(
       () => {
+        clearTimeout(deadline);
         logger.info('stopped', { event: 'stopped' });
         logger.flush?.();
         process.exit(0);
       },
       (err: unknown) => {
+        clearTimeout(deadline);
         logger.error('error while stopping', { event: 'stopped', error: (err as Error).message });
         logger.flush?.();
         process.exit(1);

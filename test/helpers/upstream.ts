@@ -10,7 +10,9 @@ export type UpstreamBehaviour =
   /** A chunked JSON body of this many bytes, with no Content-Length to warn the reader. */
   | { readonly kind: 'chunked'; readonly bytes: number }
   | { readonly kind: 'drip'; readonly chunks: number; readonly intervalMs: number }
-  | { readonly kind: 'delay'; readonly ms: number; readonly then: UpstreamBehaviour };
+  | { readonly kind: 'delay'; readonly ms: number; readonly then: UpstreamBehaviour }
+  /** Holds the answer until `until` settles: requests stay in flight exactly as long as a test wants. */
+  | { readonly kind: 'held'; readonly until: Promise<unknown>; readonly then: UpstreamBehaviour };
 
 export interface TestUpstream {
   readonly url: string;
@@ -119,6 +121,11 @@ export async function startTestUpstream(): Promise<TestUpstream> {
       }
       case 'delay':
         setTimeout(() => act(res, behaviour.then), behaviour.ms);
+        return;
+      case 'held':
+        void behaviour.until.finally(() => {
+          if (!res.destroyed) act(res, behaviour.then);
+        });
         return;
     }
   };
