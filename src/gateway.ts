@@ -8,7 +8,7 @@ import { ResponseCache } from './cache/response-cache.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config/types.ts';
 import type { GatewayContext } from './context.ts';
-import { handleClientError } from './http/client-error.ts';
+import { handleClientError, refuseConnect } from './http/client-error.ts';
 import { CorsPolicy } from './http/cors.ts';
 import { createDispatcher, type DrainState } from './http/dispatch.ts';
 import { RateLimiter } from './http/rate-limit.ts';
@@ -153,12 +153,18 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     requestTimeout: s.requestTimeoutMs,
     keepAliveTimeout: s.keepAliveTimeoutMs,
     connectionsCheckingInterval: Math.min(1000, s.headersTimeoutMs),
+    // Node's own answer to a missing Host is a bare 400; the dispatcher answers it with a problem.
+    requireHostHeader: false,
+    // Repeated fields arrive joined ("a, b", RFC 9110 section 5.3) rather than all but the first
+    // dropped, so a second Host is seen (400) and list fields like If-None-Match keep every member.
+    joinDuplicateHeaders: true,
   });
   // Node drops header fields past maxHeadersCount without a word; keeping one more lets the
   // dispatcher see that the request went over server.maxHeaderCount and answer 431.
   server.maxHeadersCount = s.maxHeaderCount + 1;
   server.on('request', current.dispatch);
   server.on('clientError', handleClientError);
+  server.on('connect', refuseConnect);
   // Left alone, Node answers "Expect: 100-continue" with 100 Continue, inviting a body no route
   // takes, and any other expectation with a bare 417. Both go to the dispatcher instead: no 100
   // is sent (RFC 9110 section 10.1.1 lets a server answer at once), a body gets its 413.

@@ -10,6 +10,8 @@ import { sendProblem } from './problem.ts';
 import type { HgRequest, HgResponse } from './response.ts';
 import type { Router } from './router.ts';
 
+const BAD_HOST = 'An HTTP/1.1 request needs exactly one Host header.';
+
 export interface DispatchLimits {
   readonly maxUrlBytes: number;
   /** server.maxHeaderCount: header fields allowed in one request; over it: 431. */
@@ -107,6 +109,10 @@ export function createDispatcher(
     try {
       if (url.length > limits.maxUrlBytes) throw new HgError('HG_ERR_URI_TOO_LONG');
       if (req.rawHeaders.length > maxRawHeaders) throw new HgError('HG_ERR_HEADERS_TOO_LARGE', { detail: `The request has more than ${limits.maxHeaderCount} header fields.` });
+      const host = req.headers.host;
+      // RFC 9112 section 3.2: an HTTP/1.1 request has exactly one Host, else 400. A second one
+      // arrives joined with a comma, which no DNS name has.
+      if (host === undefined ? req.httpVersionMinor === 1 && req.httpVersionMajor === 1 : host.indexOf(',') !== -1) throw new HgError('HG_ERR_BAD_REQUEST', { detail: BAD_HOST });
       const path = pathOf(url);
       if (cors !== null && cors.handle(req, res, router, path)) {
         record(req, res);

@@ -7,6 +7,8 @@ export type UpstreamBehaviour =
   | { readonly kind: 'raw'; readonly status: number; readonly body: string | Buffer; readonly headers?: Record<string, string> }
   | { readonly kind: 'hang' }
   | { readonly kind: 'reset' }
+  /** Headers promising more, the first bytes of the body, then the connection reset mid-body. */
+  | { readonly kind: 'cut'; readonly sent: string }
   /** A chunked JSON body of this many bytes, with no Content-Length to warn the reader. */
   | { readonly kind: 'chunked'; readonly bytes: number }
   | { readonly kind: 'drip'; readonly chunks: number; readonly intervalMs: number }
@@ -85,6 +87,10 @@ export async function startTestUpstream(): Promise<TestUpstream> {
         return;
       case 'reset':
         res.socket?.destroy();
+        return;
+      case 'cut':
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(behaviour.sent) + 1000 });
+        res.write(behaviour.sent, () => res.socket?.resetAndDestroy());
         return;
       case 'chunked': {
         res.writeHead(200, { 'content-type': 'application/json' });
