@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { configWith } from '../../src/config/load.ts';
+import { configWith, mergeConfig } from '../../src/config/load.ts';
+import { validateConfig } from '../../src/config/validate.ts';
 import { RateLimiter } from '../../src/http/rate-limit.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
-import { bearer, get, problemOf, type HttpAnswer } from '../helpers/gateway.ts';
+import { bearer, get, problemOf, startGateway, type HttpAnswer } from '../helpers/gateway.ts';
+import { makeKey, signToken } from '../helpers/keys.ts';
 
 const POLICY = '"default";q=3;w=3';
 
@@ -103,12 +105,38 @@ describe('rate limiting: a token bucket per subject, per client address without 
     assert.equal((await customer(bearer(await fx.token({ claims: { sub: 'someone-else' } })))).status, 200);
   });
 
+  test('a reload that leaves rateLimit alone keeps every bucket; a changed rateLimit starts afresh', async () => {
+    const auth = bearer(await fx.token({ claims: { sub: 'reloaded' } }));
+    for (let i = 0; i < 3; i++) await customer(auth);
+    assertLimited(await customer(auth));
+    const { gateway } = fx.gw;
+    await gateway.reload(validateConfig(mergeConfig(gateway.config, { log: { level: 'silent' } })));
+    assertLimited(await customer(auth));
+    await gateway.reload(validateConfig(mergeConfig(gateway.config, { rateLimit: { burst: 4 } })));
+    assert.equal((await customer(auth)).status, 200);
+    await gateway.reload(validateConfig(mergeConfig(gateway.config, { rateLimit: { burst: 3 } })));
+  });
+
   test('every resource route is limited, not only the customer', async () => {
     const auth = bearer(await fx.token({ claims: { sub: 'walker' } }));
     assert.equal((await get(`${fx.gw.url}/api`, auth)).status, 200);
     assert.equal((await get(`${fx.gw.url}/api/customers?offset=0&limit=2`, auth)).status, 200);
     assert.equal((await get(`${fx.gw.url}/api/customers/1/orders`, auth)).status, 200);
     assertLimited(await get(`${fx.gw.url}/api/openapi.json`, auth));
+  });
+});
+
+describe('rate limiting and a key-source outage', () => {
+  test('a 503 because the JWKS cannot be fetched is the gateway\'s fault: it is not counted against the client', async () => {
+    const key = await makeKey();
+    // Nothing listens on port 9 of loopback: every JWKS fetch is refused.
+    const gw = await startGateway({ auth: { jwksUrl: 'http://127.0.0.1:9/jwks.json' }, rateLimit: { requestsPerSecond: 1, burst: 1 } });
+    try {
+      const auth = bearer(await signToken(key));
+      for (let i = 0; i < 3; i++) assert.equal((await get(`${gw.url}/api/customers/1`, auth)).status, 503);
+    } finally {
+      await gw.close();
+    }
   });
 });
 
