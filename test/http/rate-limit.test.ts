@@ -10,6 +10,13 @@ import { makeKey, signToken } from '../helpers/keys.ts';
 
 const POLICY = '"default";q=3;w=3';
 
+type OpenApiDoc = { paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> } | undefined> }>> };
+
+async function customerResponses(url: string, token: string): Promise<Record<string, { headers?: Record<string, unknown> } | undefined>> {
+  const doc = (await get(`${url}/api/openapi.json`, bearer(token))).json() as OpenApiDoc;
+  return doc.paths['/api/customers/{id}']?.['get']?.responses ?? {};
+}
+
 function assertLimited(res: HttpAnswer): void {
   assert.equal(res.status, 429, res.text);
   assert.equal(res.headers['content-type'], 'application/problem+json');
@@ -117,6 +124,11 @@ describe('rate limiting: a token bucket per subject, per client address without 
     await gateway.reload(validateConfig(mergeConfig(gateway.config, { rateLimit: { burst: 3 } })));
   });
 
+  test('the OpenAPI document lists the 429 and its headers', async () => {
+    const responses = await customerResponses(fx.gw.url, await fx.token({ claims: { sub: 'reader' } }));
+    assert.deepEqual(Object.keys(responses['429']?.headers ?? {}), ['Retry-After', 'RateLimit-Policy', 'RateLimit']);
+  });
+
   test('every resource route is limited, not only the customer', async () => {
     const auth = bearer(await fx.token({ claims: { sub: 'walker' } }));
     assert.equal((await get(`${fx.gw.url}/api`, auth)).status, 200);
@@ -150,6 +162,12 @@ describe('rate limiting off', () => {
   test('is the default: many quick requests of one subject all succeed', async () => {
     const auth = bearer(await fx.token());
     for (let i = 0; i < 60; i++) assert.equal((await get(`${fx.gw.url}/api/customers/1`, auth)).status, 200);
+  });
+
+  test('the OpenAPI document then has no 429, and still lists the bounds every route has (413, 431)', async () => {
+    const responses = await customerResponses(fx.gw.url, await fx.token());
+    assert.equal(responses['429'], undefined);
+    assert.ok(responses['413'] && responses['431']);
   });
 
   test('null and 0 both switch it off (no limiter is built at all)', () => {
