@@ -103,7 +103,7 @@ export function createDispatcher(
     // A busy keep-alive connection would otherwise carry new requests through the whole drain.
     if (drainState.draining) res.shouldKeepAlive = false;
     // No route takes a body. One is never read: the connection closes after the answer, so its
-    // bytes cannot be taken for a next request, and Node does not read them to keep it alive.
+    // bytes are never parsed as a next request and need not be read to the end to keep it alive.
     const body = hasBody(req);
     if (body) res.shouldKeepAlive = false;
     try {
