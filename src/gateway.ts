@@ -8,9 +8,10 @@ import { ResponseCache } from './cache/response-cache.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config/types.ts';
 import type { GatewayContext } from './context.ts';
-import { handleClientError } from './http/client-error.ts';
+import { handleClientError, refuseConnect } from './http/client-error.ts';
 import { CorsPolicy } from './http/cors.ts';
 import { createDispatcher, type DrainState } from './http/dispatch.ts';
+import { RateLimiter } from './http/rate-limit.ts';
 import { HgRequest, HgResponse } from './http/response.ts';
 import { createRouter, type RouteDef } from './http/router.ts';
 import { silentLogger, type Logger } from './observability/logger.ts';
@@ -84,6 +85,7 @@ interface Pipeline {
   readonly verifier: TokenVerifier;
   readonly cache: ResponseCache;
   readonly upstream: UpstreamClient;
+  readonly limiter: RateLimiter | null;
   readonly routes: readonly RouteDef[];
   readonly dispatch: (req: IncomingMessage, res: HgResponse) => void;
 }
@@ -120,9 +122,11 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
       previous !== null && same(previous.config.upstream, config.upstream) && upstreamUrlOf(previous.config) === upstreamUrlOf(config)
         ? previous.upstream
         : new UpstreamClient(config.upstream, upstreamUrlOf(config), metrics, clock);
+    // The buckets survive a reload that leaves rateLimit as it was, so a reload resets no client's limit.
+    const limiter = previous !== null && same(previous.config.rateLimit, config.rateLimit) ? previous.limiter : RateLimiter.create(config.rateLimit, clock);
     const ctx: GatewayContext = { config, clock, logger, verifier, cache, upstream, metrics };
     const kit = new ResourceKit(ctx);
-    const access = new Access(ctx);
+    const access = new Access(ctx, limiter);
     // One table for the router and the OpenAPI document, so the document lists exactly what answers.
     const routes: RouteDef[] = [
       ...apiRootRoutes(ctx, kit, access),
@@ -133,8 +137,8 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     routes.push(...openApiRoutes(ctx, kit, access, () => routes));
     const router = createRouter(routes, metrics.requests);
     const cors = config.cors.origins.length > 0 ? new CorsPolicy(config.cors) : null;
-    const dispatch = createDispatcher(router, logger, { maxUrlBytes: config.server.maxUrlBytes }, cors, drainState, { metrics, accessLog: config.log.access, ids });
-    return { config, keySource, verifier, cache, upstream, routes: router.routes, dispatch };
+    const dispatch = createDispatcher(router, logger, { maxUrlBytes: config.server.maxUrlBytes, maxHeaderCount: config.server.maxHeaderCount }, cors, drainState, { metrics, accessLog: config.log.access, ids });
+    return { config, keySource, verifier, cache, upstream, limiter, routes: router.routes, dispatch };
   }
 
   let current = await buildPipeline(initial, null);
@@ -151,9 +155,24 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     requestTimeout: s.requestTimeoutMs,
     keepAliveTimeout: s.keepAliveTimeoutMs,
     connectionsCheckingInterval: Math.min(1000, s.headersTimeoutMs),
+    // Node's own answer to a missing Host is a bare 400; the dispatcher answers it with a problem.
+    requireHostHeader: false,
+    // Repeated fields arrive joined ("a, b", RFC 9110 section 5.3) rather than all but the first
+    // dropped, so a second Host is seen (400) and list fields like If-None-Match keep every member.
+    joinDuplicateHeaders: true,
   });
+  // Node drops header fields past maxHeadersCount without a word; keeping one more lets the
+  // dispatcher see that the request went over server.maxHeaderCount and answer 431.
+  server.maxHeadersCount = s.maxHeaderCount + 1;
   server.on('request', current.dispatch);
   server.on('clientError', handleClientError);
+  server.on('connect', refuseConnect);
+  // Left alone, Node answers "Expect: 100-continue" with 100 Continue, inviting a body no route
+  // takes, and any other expectation with a bare 417. Both go to the dispatcher instead: no 100
+  // is sent (RFC 9110 section 10.1.1 lets a server answer at once), a body gets its 413.
+  const expecting = (req: IncomingMessage, res: HgResponse): void => current.dispatch(req, res);
+  server.on('checkContinue', expecting);
+  server.on('checkExpectation', expecting);
 
   let closing: Promise<void> | null = null;
   const checks = new Map<string, ReadinessCheck>();
@@ -205,7 +224,8 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     }
     const pipeline = await buildPipeline(next, previous);
     const restartRequired: string[] = [];
-    for (const key of ['host', 'port', 'workers'] as const) {
+    // maxHeaderBytes is handed to each connection's parser when it is created.
+    for (const key of ['host', 'port', 'workers', 'maxHeaderBytes'] as const) {
       if (!same(previous.config.server[key], next.server[key])) restartRequired.push(`server.${key}`);
     }
     if (!same(previous.config.admin.host, next.admin.host) || !same(previous.config.admin.port, next.admin.port)) restartRequired.push('admin.host/admin.port');
@@ -217,6 +237,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     server.headersTimeout = next.server.headersTimeoutMs;
     server.requestTimeout = next.server.requestTimeoutMs;
     server.keepAliveTimeout = next.server.keepAliveTimeoutMs;
+    server.maxHeadersCount = next.server.maxHeaderCount + 1;
     logger.setLevel?.(next.log.level);
     if (pipeline.upstream !== previous.upstream) {
       // Pool.close waits for the requests it is serving, then closes its connections.

@@ -1,5 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { AuthConfig } from '../config/types.ts';
+import { HgError } from '../errors.ts';
+import type { RateLimiter } from '../http/rate-limit.ts';
 import { HgRequest } from '../http/response.ts';
 import { readBearerToken } from './bearer.ts';
 import { insufficientScope } from './challenge.ts';
@@ -21,4 +23,42 @@ function requireScope(req: IncomingMessage, principal: Principal, scope: string)
   if (req instanceof HgRequest) req.subject = principal.subject;
   if (!principal.scopes.has(scope)) throw insufficientScope(scope);
   return principal;
+}
+
+/**
+ * authorize() under the rate limit. A request with a valid token counts against its subject
+ * (`sub`); one without (no token, a rejected one, or a token with no `sub`) against the client
+ * address, so failed attempts are limited too. Over the limit the answer is 429 instead of
+ * what it would have been. A key-source outage (503) is ours, not the client's: not counted.
+ */
+export function authorizeLimited(req: IncomingMessage, verifier: TokenVerifier, auth: AuthConfig, scope: string, limiter: RateLimiter): Principal | Promise<Principal> {
+  let principal: Principal | Promise<Principal>;
+  try {
+    principal = authorize(req, verifier, auth, scope);
+  } catch (err) {
+    throw charged(req, limiter, err);
+  }
+  if (principal instanceof Promise) {
+    return principal.then(
+      (p) => admitted(req, limiter, p),
+      (err: unknown) => {
+        throw charged(req, limiter, err);
+      },
+    );
+  }
+  return admitted(req, limiter, principal);
+}
+
+function admitted(req: IncomingMessage, limiter: RateLimiter, principal: Principal): Principal {
+  const over = limiter.take(principal.subject, req.socket.remoteAddress);
+  if (over !== null) throw over;
+  return principal;
+}
+
+/** The error to answer a refused request with: its own, or 429 once its client is over the limit. */
+function charged(req: IncomingMessage, limiter: RateLimiter, err: unknown): unknown {
+  if (!(err instanceof HgError) || err.status >= 500) return err;
+  // A valid token that lacks the scope has named its subject already (requireScope).
+  const subject = req instanceof HgRequest ? req.subject : undefined;
+  return limiter.take(subject, req.socket.remoteAddress) ?? err;
 }

@@ -36,6 +36,7 @@ export const CONFIG_SCHEMA: Rule = {
         keepAliveTimeoutMs: int(0, MAX_MS),
         maxHeaderBytes: int(1024, 1024 * 1024),
         maxUrlBytes: int(64, 1024 * 1024),
+        maxHeaderCount: int(8, 10_000),
         // A number of worker processes, or "auto" for one per core (node:cluster).
         workers: { kind: 'integer', min: 1, max: 256, orWord: 'auto' },
       },
@@ -99,6 +100,15 @@ export const CONFIG_SCHEMA: Rule = {
           kind: 'section',
           keys: { exposeFields: { kind: 'strings' } },
         },
+      },
+    },
+    rateLimit: {
+      kind: 'section',
+      keys: {
+        // null or 0 switches rate limiting off.
+        requestsPerSecond: int(0, 1_000_000, true),
+        burst: int(1, 1_000_000),
+        maxKeys: int(1, 10_000_000),
       },
     },
     cors: {

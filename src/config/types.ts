@@ -13,6 +13,8 @@ export interface ServerConfig {
   readonly maxHeaderBytes: number;
   /** Longest request target accepted, in bytes; over it: 414. */
   readonly maxUrlBytes: number;
+  /** Most header fields in one request; over it: 431 (Node alone would drop the rest silently). */
+  readonly maxHeaderCount: number;
   /** Worker processes (node:cluster); "auto" means one per core. 1 runs no cluster at all. */
   readonly workers: number | 'auto';
 }
@@ -79,6 +81,16 @@ export interface ResourceConfig {
   readonly exposeFields: readonly string[];
 }
 
+/** Token buckets per token subject (or client address), per instance. */
+export interface RateLimitConfig {
+  /** Refill rate of each bucket; null or 0 turns rate limiting off. */
+  readonly requestsPerSecond: number | null;
+  /** Bucket size: requests a client may make at once before the rate applies. */
+  readonly burst: number;
+  /** Most subjects (and, apart, most client addresses) tracked; the least recently seen go first. */
+  readonly maxKeys: number;
+}
+
 export interface CorsConfig {
   /** Allowed browser origins ("https://app.example.com", or "*" for any); empty turns CORS off. */
   readonly origins: readonly string[];
@@ -92,6 +104,7 @@ export interface Config {
   readonly auth: AuthConfig;
   readonly cache: CacheConfig;
   readonly resources: { readonly customers: ResourceConfig; readonly orders: ResourceConfig };
+  readonly rateLimit: RateLimitConfig;
   readonly cors: CorsConfig;
   readonly sampleUpstream: { readonly customers: number };
   readonly log: LogConfig;

@@ -138,7 +138,11 @@ const RESERVED_FIELDS = {
 
 /** Rules that span several keys: one key source, the algorithm allow-list that fits it. */
 function checkAcrossKeys(config: Config, problems: string[]): void {
-  const { auth } = config;
+  const { auth, server } = config;
+  // node:http refuses to start with a head allowance longer than the whole request's.
+  if (server.headersTimeoutMs > server.requestTimeoutMs) {
+    problems.push(`server.headersTimeoutMs: must not exceed server.requestTimeoutMs (${server.requestTimeoutMs}), got ${server.headersTimeoutMs}`);
+  }
   const sources = (['jwksUrl', 'jwksFile', 'publicKeyFile', 'secret'] as const).filter((k) => auth[k] !== null);
   if (sources.length > 1) {
     problems.push(`auth: set only one key source, got ${sources.map((s) => `auth.${s}`).join(' and ')}`);

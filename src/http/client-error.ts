@@ -1,4 +1,6 @@
+import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { HgError, type HgErrorCode } from '../errors.ts';
 import { rawProblemResponse } from './problem.ts';
 
@@ -23,4 +25,13 @@ export function handleClientError(err: NodeJS.ErrnoException, socket: Socket): v
     return;
   }
   socket.end(rawProblemResponse(new HgError(codeFor(err))));
+}
+
+/**
+ * CONNECT (a tunnel request, RFC 9110 section 9.3.6): no route takes it. Without a listener Node
+ * drops the socket without a word; this says 405 with the methods every route has.
+ */
+export function refuseConnect(_req: IncomingMessage, socket: Duplex): void {
+  socket.on('error', () => {});
+  socket.end(rawProblemResponse(new HgError('HG_ERR_METHOD_NOT_ALLOWED', { detail: 'This gateway opens no tunnels.', headers: { Allow: 'GET, HEAD' } })));
 }

@@ -10,8 +10,12 @@ import { sendProblem } from './problem.ts';
 import type { HgRequest, HgResponse } from './response.ts';
 import type { Router } from './router.ts';
 
+const BAD_HOST = 'An HTTP/1.1 request needs exactly one Host header.';
+
 export interface DispatchLimits {
   readonly maxUrlBytes: number;
+  /** server.maxHeaderCount: header fields allowed in one request; over it: 431. */
+  readonly maxHeaderCount: number;
 }
 
 /** Set once shutdown starts: answers then close their connection instead of keeping it alive. */
@@ -88,6 +92,9 @@ export function createDispatcher(
     sendProblem(res, new HgError('HG_ERR_INTERNAL'), headOnly);
   };
 
+  // rawHeaders holds name and value side by side; Node keeps one pair more than the limit (see gateway.ts) so going over it shows.
+  const maxRawHeaders = limits.maxHeaderCount * 2;
+
   return function dispatch(req: IncomingMessage, res: HgResponse): void {
     const incomingId = req.headers['x-request-id'];
     res.requestId = typeof incomingId === 'string' && isSafeRequestId(incomingId) ? incomingId : ids.next();
@@ -95,16 +102,27 @@ export function createDispatcher(
     const url = req.url ?? '/';
     // A busy keep-alive connection would otherwise carry new requests through the whole drain.
     if (drainState.draining) res.shouldKeepAlive = false;
+    // No route takes a body. One is never read: the connection closes after the answer, so its
+    // bytes are never parsed as a next request and need not be read to the end to keep it alive.
+    const body = hasBody(req);
+    if (body) res.shouldKeepAlive = false;
     try {
       if (url.length > limits.maxUrlBytes) throw new HgError('HG_ERR_URI_TOO_LONG');
+      if (req.rawHeaders.length > maxRawHeaders) throw new HgError('HG_ERR_HEADERS_TOO_LARGE', { detail: `The request has more than ${limits.maxHeaderCount} header fields.` });
+      const host = req.headers.host;
+      // RFC 9112 section 3.2: an HTTP/1.1 request has exactly one Host, else 400. A second one
+      // arrives joined with a comma, which no DNS name has.
+      if (host === undefined ? req.httpVersionMinor === 1 && req.httpVersionMajor === 1 : host.indexOf(',') !== -1) throw new HgError('HG_ERR_BAD_REQUEST', { detail: BAD_HOST });
       const path = pathOf(url);
       if (cors !== null && cors.handle(req, res, router, path)) {
         record(req, res);
         return;
       }
       const entry = router.lookup(req.method ?? 'GET', path);
+      // 404 and 405 come first: they say more than 413 about what is wrong with the request.
       if (entry === null) throw routeMiss(router, path);
       res.routeIndex = entry.routeIndex;
+      if (body) throw new HgError('HG_ERR_PAYLOAD_TOO_LARGE');
       const pending = entry.handler(req, res, path);
       if (pending !== undefined) {
         res.on('close', onClose);
@@ -117,6 +135,17 @@ export function createDispatcher(
     if (res.writableEnded) record(req, res);
     else res.on('close', onClose);
   };
+}
+
+/**
+ * True when the request carries a body (RFC 9112 section 6.3): any Transfer-Encoding, or a
+ * Content-Length above 0. llhttp has already refused a malformed Content-Length.
+ */
+function hasBody(req: IncomingMessage): boolean {
+  const { headers } = req;
+  if (headers['transfer-encoding'] !== undefined) return true;
+  const length = headers['content-length'];
+  return length !== undefined && Number(length) > 0;
 }
 
 function pathOf(url: string): string {

@@ -20,11 +20,14 @@ export function problemBody(err: HgError): ProblemBody {
 /** The bytes of a whole HTTP/1.1 error answer, for sockets that have no ServerResponse (parse errors). */
 export function rawProblemResponse(err: HgError): Buffer {
   const body = JSON.stringify(problemBody(err));
+  let extra = '';
+  for (const [name, value] of Object.entries(err.headers ?? {})) extra += `${name}: ${value}\r\n`;
   const head =
     `HTTP/1.1 ${err.status} ${ERRORS[err.code].title}\r\n` +
     `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
     'Cache-Control: no-store\r\n' +
     `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    extra +
     'Connection: close\r\n\r\n';
   return Buffer.from(head + body);
 }

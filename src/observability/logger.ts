@@ -41,13 +41,19 @@ export interface Logger {
 const REDACT = ['authorization', 'token', 'headers.authorization', '*.authorization', '*.token'];
 
 /**
- * The pino-backed logger: one JSON object per line on stdout (or `write`), written asynchronously.
- * Access lines skip pino: their fields are fixed and known, so AccessLogWriter builds them by hand
- * and hands the destination batches (the hot path's largest saving; see access-log.ts).
+ * The pino-backed logger: one JSON object per line on stdout (or `write`). Access lines skip pino:
+ * their fields are fixed and known, so AccessLogWriter builds them by hand and hands the
+ * destination batches (the hot path's largest saving; see access-log.ts).
+ *
+ * Writes are synchronous (pino's default). With asynchronous writes a line whose write(2) was
+ * still queued in libuv's pool when process.exit ran was lost, and flushSync cannot reach it: the
+ * shutdown test saw the "shutting down" line vanish under load. Other lines are rare (start-up,
+ * warnings, 5xx) and access lines go out at most once per 64 KB or 100 ms, so sync costs little;
+ * a slow reader of stdout then slows the gateway instead of growing its memory.
  */
 export function createLogger(level: LogLevel, write?: (line: string) => void): Logger {
   const dest: DestinationStream & { flushSync?: () => void } =
-    write === undefined ? pino.destination({ dest: 1, sync: false }) : { write };
+    write === undefined ? pino.destination({ dest: 1, sync: true }) : { write };
   const main: Pino = pino({ level, redact: REDACT, base: { pid: process.pid } }, dest);
   // Access batches go to stdout through their own SonicBoom in buffer mode (pino's is for strings);
   // both write whole lines, so lines never interleave. A `write` callback (tests, embedding) gets
@@ -89,7 +95,7 @@ interface ByteSink {
 
 function byteStdout(): ByteSink {
   // sonic-boom's type definitions describe only its utf8 mode; in buffer mode write takes Buffers.
-  return new sonicBoom.SonicBoom({ fd: 1, sync: false, contentMode: 'buffer' }) as unknown as ByteSink;
+  return new sonicBoom.SonicBoom({ fd: 1, sync: true, contentMode: 'buffer' }) as unknown as ByteSink;
 }
 
 /** A `write` callback gets one line per call, as pino gives it. */

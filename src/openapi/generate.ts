@@ -13,7 +13,21 @@ const AUTH_ERRORS: readonly HgErrorCode[] = [
   'HG_ERR_AUTH_INSUFFICIENT_SCOPE',
   'HG_ERR_AUTH_KEYS_UNAVAILABLE',
 ];
-const COMMON_ERRORS: readonly HgErrorCode[] = ['HG_ERR_NOT_ACCEPTABLE', 'HG_ERR_URI_TOO_LONG', 'HG_ERR_INTERNAL'];
+const COMMON_ERRORS: readonly HgErrorCode[] = ['HG_ERR_NOT_ACCEPTABLE', 'HG_ERR_URI_TOO_LONG', 'HG_ERR_HEADERS_TOO_LARGE', 'HG_ERR_PAYLOAD_TOO_LARGE', 'HG_ERR_INTERNAL'];
+
+const CHALLENGE_HEADERS = { 'WWW-Authenticate': { description: 'The Bearer challenge (RFC 6750 section 3).', schema: { type: 'string' } } };
+const RATE_LIMIT_HEADERS = {
+  'Retry-After': { description: 'Whole seconds until the next request is allowed.', schema: { type: 'integer' } },
+  'RateLimit-Policy': { description: '"default";q=<burst>;w=<seconds> (draft-ietf-httpapi-ratelimit-headers).', schema: { type: 'string' } },
+  RateLimit: { description: '"default";r=0;t=<seconds> (draft-ietf-httpapi-ratelimit-headers).', schema: { type: 'string' } },
+};
+
+/** The headers a problem response of these codes carries beyond the usual ones. */
+function problemHeaders(codes: readonly HgErrorCode[]): Record<string, unknown> {
+  if (codes.includes('HG_ERR_RATE_LIMITED')) return { headers: RATE_LIMIT_HEADERS };
+  if (codes.some((c) => c.startsWith('HG_ERR_AUTH_') && c !== 'HG_ERR_AUTH_KEYS_UNAVAILABLE')) return { headers: CHALLENGE_HEADERS };
+  return {};
+}
 
 /** find-my-way's /a/:id to OpenAPI's /a/{id}. */
 export function openApiPath(routePath: string): string {
@@ -34,9 +48,7 @@ function problemResponses(codes: readonly HgErrorCode[]): Record<string, unknown
     const list = byStatus.get(status) as HgErrorCode[];
     out[String(status)] = {
       description: list.map((c) => `${ERRORS[c].title} (${PROBLEM_TYPE_BASE}${ERRORS[c].slug}, ${c})`).join('; '),
-      ...(list.some((c) => c.startsWith('HG_ERR_AUTH_') && c !== 'HG_ERR_AUTH_KEYS_UNAVAILABLE')
-        ? { headers: { 'WWW-Authenticate': { description: 'The Bearer challenge (RFC 6750 section 3).', schema: { type: 'string' } } } }
-        : {}),
+      ...problemHeaders(list),
       content: {
         'application/problem+json': {
           schema: {
@@ -64,10 +76,11 @@ const successHeaders = {
   Vary: { description: 'Accept (and Origin when CORS is on).', schema: { type: 'string' } },
 };
 
-function operation(method: 'GET' | 'HEAD', doc: RouteDoc): Record<string, unknown> {
+function operation(method: 'GET' | 'HEAD', doc: RouteDoc, rateLimited: boolean): Record<string, unknown> {
   const head = method === 'HEAD';
   const content = Object.fromEntries(Object.entries(doc.ok.content).map(([type, schema]) => [type, { schema: { $ref: `#/components/schemas/${schema}` } }]));
-  const errors = [...doc.errors, ...(doc.scopes.length > 0 ? AUTH_ERRORS : []), ...COMMON_ERRORS];
+  const authorized = doc.scopes.length > 0;
+  const errors = [...doc.errors, ...(authorized ? AUTH_ERRORS : []), ...(authorized && rateLimited ? (['HG_ERR_RATE_LIMITED'] as const) : []), ...COMMON_ERRORS];
   return {
     operationId: head ? `${doc.operationId}Head` : doc.operationId,
     summary: head ? `${doc.summary} (headers only)` : doc.summary,
@@ -87,6 +100,8 @@ export interface OpenApiInfo {
   readonly version: string;
   readonly requiredScope: string;
   readonly readAnyScope: string;
+  /** rateLimit is on: authorized routes may answer 429. */
+  readonly rateLimited?: boolean;
 }
 
 /** The OpenAPI 3.1 document of exactly these routes (the table the router is built from). */
@@ -97,7 +112,7 @@ export function generateOpenApi(routes: readonly RouteDef[], info: OpenApiInfo):
     if (route.method !== 'GET' && route.method !== 'HEAD') throw new Error(`route ${route.method} ${route.path}: only GET and HEAD are described`);
     const key = openApiPath(route.path);
     paths[key] ??= {};
-    (paths[key] as Record<string, unknown>)[route.method.toLowerCase()] = operation(route.method, route.doc);
+    (paths[key] as Record<string, unknown>)[route.method.toLowerCase()] = operation(route.method, route.doc, info.rateLimited === true);
   }
   return {
     openapi: '3.1.0',

@@ -1,8 +1,9 @@
 import type { IncomingMessage } from 'node:http';
-import { authorize } from '../auth/authenticate.ts';
+import { authorize, authorizeLimited } from '../auth/authenticate.ts';
 import { insufficientScope, notOwner } from '../auth/challenge.ts';
 import type { Principal } from '../auth/verifier.ts';
 import type { GatewayContext } from '../context.ts';
+import type { RateLimiter } from '../http/rate-limit.ts';
 import { parseCustomerId } from './customer-id.ts';
 
 /**
@@ -15,9 +16,12 @@ export class Access {
   readonly #ctx: GatewayContext;
   readonly #ownerClaim: string | null;
   readonly #readAny: string;
+  /** null when rate limiting is off: then nothing of it runs. */
+  readonly #limiter: RateLimiter | null;
 
-  constructor(ctx: GatewayContext) {
+  constructor(ctx: GatewayContext, limiter: RateLimiter | null = null) {
     this.#ctx = ctx;
+    this.#limiter = limiter;
     this.#ownerClaim = ctx.config.auth.ownerClaim;
     this.#readAny = ctx.config.auth.readAnyScope;
   }
@@ -29,7 +33,8 @@ export class Access {
   /** The route's base scope only (API root, OpenAPI document). */
   any(req: IncomingMessage): Principal | Promise<Principal> {
     const { verifier, config } = this.#ctx;
-    return authorize(req, verifier, config.auth, config.auth.requiredScope);
+    if (this.#limiter === null) return authorize(req, verifier, config.auth, config.auth.requiredScope);
+    return authorizeLimited(req, verifier, config.auth, config.auth.requiredScope, this.#limiter);
   }
 
   /** Scope plus ownership of customer `id`: the principal, at once when its token is cached. */

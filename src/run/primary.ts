@@ -154,18 +154,22 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
     }
     stopping = true;
     logger.info('shutting down: draining every worker', { event: 'shutdown', signal });
-    const exits = slots.flatMap((s) => (s.worker === null ? [] : [new Promise<void>((resolve) => s.worker?.once('exit', () => resolve()))]));
+    // A worker that had to cut requests at its drain time-out exits 1; so does the whole cluster then.
+    // One ended by this SIGTERM itself was still starting (no handler yet), so it had nothing to cut.
+    const exits = slots.flatMap((s) =>
+      s.worker === null ? [] : [new Promise<boolean>((resolve) => s.worker?.once('exit', (code, killedBy) => resolve(code === 0 || killedBy === 'SIGTERM')))],
+    );
     for (const s of slots) s.worker?.process.kill('SIGTERM');
     const hardStop = setTimeout(() => {
       for (const s of slots) s.worker?.process.kill('SIGKILL');
     }, config.server.drainTimeoutMs + 5000);
-    void Promise.all(exits).then(() => {
+    void Promise.all(exits).then((clean) => {
       clearTimeout(hardStop);
       admin?.close();
       admin?.closeAllConnections();
       logger.info('stopped', { event: 'stopped' });
       logger.flush?.();
-      process.exit(0);
+      process.exit(clean.every(Boolean) ? 0 : 1);
     });
   };
   process.on('SIGTERM', () => stop('SIGTERM'));

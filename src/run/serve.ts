@@ -55,6 +55,52 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
     new AggregatorRegistry(); // installs prom-client's worker-side listener for the primary's scrapes
     AggregatorRegistry.setRegistries([gateway.metrics.registry]);
   }
+  // Signals are handled from here on, before listening: a SIGTERM that arrives while the
+  // listener opens (a cluster stopping a worker it just started) drains instead of killing.
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) {
+      logger.warn('second signal: exiting now', { event: 'shutdown', signal });
+      logger.flush?.();
+      process.exit(1);
+    }
+    stopping = true;
+    const drainTimeoutMs = gateway.config.server.drainTimeoutMs;
+    logger.info('shutting down: draining in-flight requests', { event: 'shutdown', signal, drainTimeoutMs });
+    // server.drainTimeoutMs bounds the whole stop, not only the client connections: past it the
+    // process ends at once, even with upstream requests still hanging. Exit 1 says requests were cut.
+    const deadline = setTimeout(() => {
+      const unfinished = gateway.metrics.inFlight;
+      logger.warn('drain time-out: exiting', { event: 'stopped', unfinished, drainTimeoutMs });
+      logger.flush?.();
+      process.exit(unfinished > 0 ? 1 : 0);
+    }, drainTimeoutMs);
+    gateway.close(drainTimeoutMs).then(
+      () => {
+        clearTimeout(deadline);
+        logger.info('stopped', { event: 'stopped' });
+        logger.flush?.();
+        process.exit(0);
+      },
+      (err: unknown) => {
+        clearTimeout(deadline);
+        logger.error('error while stopping', { event: 'stopped', error: (err as Error).message });
+        logger.flush?.();
+        process.exit(1);
+      },
+    );
+  };
+  let reloading: Promise<boolean> = Promise.resolve(true);
+  const reload = (): Promise<boolean> => {
+    reloading = reloading.then(() => reloadGateway(gateway, source, logger, overrides));
+    return reloading;
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGHUP', () => {
+    logger.info('SIGHUP: reloading config and keys', { event: 'reload' });
+    void reload();
+  });
   let address;
   try {
     address = await gateway.listen();
@@ -77,39 +123,6 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
   if (!worker || cluster.worker?.id === 1) await printDevBanner(gateway, baseUrl);
   send({ type: 'ready', port: address.port });
 
-  let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) {
-      logger.warn('second signal: exiting now', { event: 'shutdown', signal });
-      logger.flush?.();
-      process.exit(1);
-    }
-    stopping = true;
-    logger.info('shutting down: draining in-flight requests', { event: 'shutdown', signal, drainTimeoutMs: gateway.config.server.drainTimeoutMs });
-    gateway.close().then(
-      () => {
-        logger.info('stopped', { event: 'stopped' });
-        logger.flush?.();
-        process.exit(0);
-      },
-      (err: unknown) => {
-        logger.error('error while stopping', { event: 'stopped', error: (err as Error).message });
-        logger.flush?.();
-        process.exit(1);
-      },
-    );
-  };
-  let reloading: Promise<boolean> = Promise.resolve(true);
-  const reload = (): Promise<boolean> => {
-    reloading = reloading.then(() => reloadGateway(gateway, source, logger, overrides));
-    return reloading;
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGHUP', () => {
-    logger.info('SIGHUP: reloading config and keys', { event: 'reload' });
-    void reload();
-  });
   if (worker) {
     process.on('message', (message: PrimaryMessage) => {
       switch (message.type) {

@@ -4,19 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { configWith, loadConfig, readDefaults } from '../../src/config/load.ts';
-import { ConfigError } from '../../src/config/validate.ts';
+import { problemsOf } from '../helpers/config.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hypergate-config-'));
-
-function problemsOf(fn: () => unknown): readonly string[] {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  assert.fail('expected a ConfigError');
-}
 
 function writeConfig(name: string, value: unknown): string {
   const file = join(dir, name);

@@ -2,17 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ENV_KEYS } from '../../src/config/env.ts';
 import { loadConfig, readDefaults } from '../../src/config/load.ts';
-import { ConfigError } from '../../src/config/validate.ts';
-
-function problemsOf(fn: () => unknown): readonly string[] {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  return [];
-}
+import { problemsOf } from '../helpers/config.ts';
 
 describe('environment overrides HYPERGATE_<SECTION>_<KEY>', () => {
   it('override integers, strings, booleans and nullable keys of any section', () => {

@@ -1,13 +1,26 @@
+import assert from 'node:assert/strict';
 import { configWith } from '../../src/config/load.ts';
 import { ConfigError } from '../../src/config/validate.ts';
 
-/** The problems validation finds in the defaults with these overrides; [] when valid. */
-export function configProblems(overrides: unknown): string[] {
+/** The problems a config load reports, or null when it loads. */
+function problemsOrNull(fn: () => unknown): readonly string[] | null {
   try {
-    configWith(overrides);
+    fn();
   } catch (err) {
-    if (err instanceof ConfigError) return err.problems as string[];
+    if (err instanceof ConfigError) return err.problems;
     throw err;
   }
-  return [];
+  return null;
+}
+
+/** The problems validation finds in the defaults with these overrides; [] when valid. */
+export function configProblems(overrides: unknown): string[] {
+  return [...(problemsOrNull(() => configWith(overrides)) ?? [])];
+}
+
+/** The problems a config load reports; fails the test when it loads without any. */
+export function problemsOf(fn: () => unknown): readonly string[] {
+  const problems = problemsOrNull(fn);
+  if (problems === null) assert.fail('expected a ConfigError');
+  return problems;
 }

@@ -50,27 +50,58 @@ export function bearer(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` };
 }
 
-/** Sends raw bytes on a fresh socket and returns everything the server wrote before closing. */
-export function rawRequest(port: number, payload: string | Buffer, timeoutMs = 3000): Promise<string> {
+/** What a raw exchange saw: the bytes the server wrote, and whether it closed the connection. */
+export interface RawExchange {
+  readonly text: string;
+  /** True when the server closed (or reset) the connection, false when the wait ran out first. */
+  readonly closed: boolean;
+}
+
+/**
+ * Sends raw bytes on a fresh socket (a string, or chunks written `gapMs` apart) and returns
+ * everything the server wrote until it closed the connection or `timeoutMs` passed.
+ */
+export function rawExchange(port: number, payload: string | Buffer | readonly (string | Buffer)[], timeoutMs = 3000, gapMs = 0): Promise<RawExchange> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
+    const parts = typeof payload === 'string' || Buffer.isBuffer(payload) ? [payload] : [...payload];
+    let writer: NodeJS.Timeout | undefined;
+    const finish = (closed: boolean): void => {
+      clearTimeout(timer);
+      clearInterval(writer);
+      resolve({ text: Buffer.concat(chunks).toString('latin1'), closed });
+    };
     const timer = setTimeout(() => {
       socket.destroy();
-      resolve(Buffer.concat(chunks).toString('latin1'));
+      finish(false);
     }, timeoutMs);
     socket.on('data', (chunk) => chunks.push(chunk));
     socket.on('error', (err) => {
-      clearTimeout(timer);
-      if (chunks.length > 0) resolve(Buffer.concat(chunks).toString('latin1'));
-      else reject(err);
+      if (chunks.length > 0 || (err as NodeJS.ErrnoException).code === 'ECONNRESET') finish(true);
+      else {
+        clearTimeout(timer);
+        clearInterval(writer);
+        reject(err);
+      }
     });
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve(Buffer.concat(chunks).toString('latin1'));
-    });
-    socket.write(payload);
+    socket.on('close', () => finish(true));
+    if (gapMs === 0) {
+      for (const part of parts) socket.write(part);
+      return;
+    }
+    let next = 0;
+    writer = setInterval(() => {
+      const part = parts[next++];
+      if (part === undefined || socket.destroyed) clearInterval(writer);
+      else socket.write(part);
+    }, gapMs);
   });
+}
+
+/** Sends raw bytes on a fresh socket and returns everything the server wrote before closing. */
+export async function rawRequest(port: number, payload: string | Buffer, timeoutMs = 3000): Promise<string> {
+  return (await rawExchange(port, payload, timeoutMs)).text;
 }
 
 /** Status code and body of a raw HTTP/1.1 answer. */

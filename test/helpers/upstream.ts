@@ -7,8 +7,8 @@ export type UpstreamBehaviour =
   | { readonly kind: 'raw'; readonly status: number; readonly body: string | Buffer; readonly headers?: Record<string, string> }
   | { readonly kind: 'hang' }
   | { readonly kind: 'reset' }
-  /** A 200 head announcing a JSON body, a few bytes of it, then the connection is destroyed. */
-  | { readonly kind: 'cut' }
+  /** A 200 head promising more, the first bytes of a JSON body (`sent`, default '{"id":'), then a reset mid-body. */
+  | { readonly kind: 'cut'; readonly sent?: string }
   /** A chunked JSON body of this many bytes, with no Content-Length to warn the reader. */
   | { readonly kind: 'chunked'; readonly bytes: number }
   | { readonly kind: 'drip'; readonly chunks: number; readonly intervalMs: number }
@@ -112,10 +112,12 @@ export async function startTestUpstream(): Promise<TestUpstream> {
       case 'reset':
         res.socket?.destroy();
         return;
-      case 'cut':
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': 100 });
-        res.write('{"id":', () => res.socket?.destroy());
+      case 'cut': {
+        const sent = behaviour.sent ?? '{"id":';
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(sent) + 1000 });
+        res.write(sent, () => res.socket?.resetAndDestroy());
         return;
+      }
       case 'chunked': {
         res.writeHead(200, { 'content-type': 'application/json' });
         const chunk = Buffer.alloc(16 * 1024, 0x20);
@@ -153,7 +155,10 @@ export async function startTestUpstream(): Promise<TestUpstream> {
         setTimeout(() => act(res, behaviour.then), behaviour.ms);
         return;
       case 'wait':
-        behaviour.until.finally(() => act(res, behaviour.then)).catch(() => {});
+        // A request the gateway gave up on meanwhile gets no answer.
+        behaviour.until.finally(() => {
+          if (!res.destroyed) act(res, behaviour.then);
+        }).catch(() => {});
         return;
       case 'sequence': {
         const n = sequenceAt.get(behaviour) ?? 0;

@@ -22,7 +22,7 @@ describe('dispatcher', () => {
       { method: 'GET', path: '/teapot', handler: () => { throw new HgError('HG_ERR_UPSTREAM_TIMEOUT', { cause: new Error('hidden cause') }); } },
       { method: 'GET', path: '/ok', handler: (_req, res) => { res.end('ok'); } },
     ]);
-    server = createServer({ ServerResponse: HgResponse }, createDispatcher(router, createLogger('error', (line) => logged.push(line)), { maxUrlBytes: 200 }));
+    server = createServer({ ServerResponse: HgResponse }, createDispatcher(router, createLogger('error', (line) => logged.push(line)), { maxUrlBytes: 200, maxHeaderCount: 100 }));
     server.on('clientError', handleClientError);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;

@@ -1,0 +1,89 @@
+import { LRUCache } from 'lru-cache';
+import type { Clock } from '../clock.ts';
+import type { RateLimitConfig } from '../config/types.ts';
+import { HgError } from '../errors.ts';
+
+/** One client's token bucket: `tokens` left at `atMs`. Changed in place: a request allocates nothing. */
+interface Bucket {
+  tokens: number;
+  atMs: number;
+}
+
+/**
+ * Token buckets per client, in this process's memory only (each instance limits on its own).
+ * A bucket holds up to `burst` tokens, refills at `requestsPerSecond`, and each request takes
+ * one. Subjects and client addresses have separate, bounded maps (rateLimit.maxKeys each), so
+ * a token's `sub` can never share a bucket with an address; the least recently seen key is
+ * dropped first, which only ever gives that client a full bucket again.
+ *
+ * Over the limit the answer is 429 with Retry-After and the fields of
+ * draft-ietf-httpapi-ratelimit-headers-11 (https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/):
+ * `RateLimit-Policy: "default";q=<quota>;w=<window s>` (section 3) and
+ * `RateLimit: "default";r=<remaining>;t=<seconds>` (section 4). Successful answers carry
+ * neither: their header lists are shared and pre-built (cache hits), and a per-request field
+ * would cost a copy on every hit.
+ */
+export class RateLimiter {
+  readonly #perSecond: number;
+  readonly #burst: number;
+  readonly #clock: Clock;
+  readonly #subjects: LRUCache<string, Bucket>;
+  readonly #addresses: LRUCache<string, Bucket>;
+  readonly #policy: string;
+
+  /** null when rate limiting is off (requestsPerSecond null or 0): callers then skip it entirely. */
+  static create(config: RateLimitConfig, clock: Clock): RateLimiter | null {
+    const rate = config.requestsPerSecond;
+    return rate === null || rate === 0 ? null : new RateLimiter(rate, config, clock);
+  }
+
+  private constructor(perSecond: number, config: RateLimitConfig, clock: Clock) {
+    this.#perSecond = perSecond;
+    this.#burst = config.burst;
+    this.#clock = clock;
+    this.#subjects = new LRUCache<string, Bucket>({ max: config.maxKeys });
+    this.#addresses = new LRUCache<string, Bucket>({ max: config.maxKeys });
+    // The window the full burst takes to refill: q per w seconds is then the sustained rate
+    // (rounded to whole seconds, section 3.1.3, which can only understate it).
+    this.#policy = `"default";q=${config.burst};w=${Math.max(1, Math.ceil(config.burst / perSecond))}`;
+  }
+
+  /** Buckets held (subjects + addresses), for tests and metrics. */
+  get size(): number {
+    return this.#subjects.size + this.#addresses.size;
+  }
+
+  /** Takes one request from the subject's bucket, or the address's when there is no subject; the 429 when empty. */
+  take(subject: string | undefined, address: string | undefined): HgError | null {
+    return subject === undefined ? this.#take(this.#addresses, address ?? '') : this.#take(this.#subjects, subject);
+  }
+
+  #take(buckets: LRUCache<string, Bucket>, key: string): HgError | null {
+    const now = this.#clock.now();
+    const bucket = buckets.get(key);
+    if (bucket === undefined) {
+      buckets.set(key, { tokens: this.#burst - 1, atMs: now });
+      return null;
+    }
+    // A clock stepped back refills nothing rather than taking tokens away.
+    const elapsed = now > bucket.atMs ? now - bucket.atMs : 0;
+    const tokens = Math.min(this.#burst, bucket.tokens + (elapsed * this.#perSecond) / 1000);
+    bucket.atMs = now;
+    if (tokens >= 1) {
+      bucket.tokens = tokens - 1;
+      return null;
+    }
+    bucket.tokens = tokens;
+    return this.#limited(tokens);
+  }
+
+  #limited(tokens: number): HgError {
+    // Whole seconds until the next token (RFC 9110 section 10.2.3 delay-seconds); the draft's
+    // `t` says the same, so Retry-After does not point before the end of the window (section 6).
+    const wait = Math.max(1, Math.ceil((1 - tokens) / this.#perSecond));
+    return new HgError('HG_ERR_RATE_LIMITED', {
+      detail: `Too many requests; try again in ${wait} s.`,
+      headers: { 'Retry-After': String(wait), 'RateLimit-Policy': this.#policy, RateLimit: `"default";r=0;t=${wait}` },
+    });
+  }
+}
