@@ -4,7 +4,7 @@
  * the load generator on core 1. Prints a table, writes raw JSON to bench/results/ and appends the
  * table to bench/RESULTS.md. See `npm run bench -- --help` and README "Performance".
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { captureHit } from './lib/capture.ts';
@@ -57,6 +57,10 @@ async function main(): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
+  // Nothing to compile (tsx runs the TypeScript as `npm start` does); the peer's packages must be there.
+  if (opts.servers.some((n) => n.startsWith('fastify')) && !existsSync(resolve(ROOT, 'node_modules/fastify')) && opts.compare === null) {
+    throw new Error('the Fastify peer needs its devDependencies: run npm ci (or pass --servers baseline,hypergate)');
+  }
   if (opts.tool === 'autocannon') say('WARNING: using autocannon. It saturates its own core near 30k-35k req/s, so ceiling figures (baseline, hot) measure autocannon, not the server: install wrk (apt-get install wrk) for those.');
   if (!hasTaskset) say('WARNING: taskset not found: servers and load generator are not pinned to separate cores; figures are noisier.');
   const dir = mkdtempSync(join(tmpdir(), 'hg-bench-'));
@@ -72,7 +76,9 @@ async function main(): Promise<void> {
     writeFileSync(capturePath, JSON.stringify(capture));
     const prep: PrepareContext = { keys, dir, seconds: opts.seconds, warmSeconds: opts.warmSeconds, hotToken, etag: capture.etag };
     if (opts.profile) {
-      process.stdout.write(`${await profile(opts, start, prep, dir)}\n`);
+      const summary = await profile(opts, start, prep, dir);
+      process.stdout.write(`${summary}\n`);
+      if (opts.record) appendResults(resolve(ROOT, 'bench/RESULTS.md'), runInfo(opts.tool, { profile: 'hot', connections: opts.connections, duration: `${opts.seconds}s` }), summary);
       return;
     }
     const servers: ServerSpec[] = opts.compare === null ? opts.servers.map((n) => SERVERS[n] as ServerSpec) : [hypergate(), hypergate(`hypergate@${basename(opts.compare)}`, opts.compare)];

@@ -16,6 +16,7 @@ export const USAGE = `usage: npm run bench -- [options]
   --tool T            wrk or autocannon (default: wrk when installed)
   --access-log on|off hypergate's log.access (default on, as config/default.json has it)
   --quick             a smoke run of a few seconds per run: checks the harness, never the speed
+                      (implies --no-record)
   --no-record         do not append to bench/RESULTS.md
   --results-dir DIR   where the raw JSON goes (default bench/results)
   --compare DIR       hypergate from this checkout against the one in DIR (default scenario: hot)
@@ -79,7 +80,8 @@ export function parseOptions(argv: readonly string[]): Options | null {
     tool,
     accessLog: accessLog === 'on',
     quick,
-    record: !args.has('--no-record'),
+    // A smoke run's figures mean nothing: never recorded.
+    record: !quick && !args.has('--no-record'),
     resultsDir: resolve(String(args.get('--results-dir') ?? resolve(ROOT, 'bench/results'))),
     compare: typeof compare === 'string' ? resolve(compare) : null,
     profile: args.has('--profile'),

@@ -57,8 +57,11 @@ function cleanEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('HYPERGATE_')));
 }
 
-/** hypergate's own main.ts from `root`, configured only through HYPERGATE_<SECTION>_<KEY>. */
-export function hypergate(name = 'hypergate', root = resolve(import.meta.dirname, '../..')): ServerSpec {
+/**
+ * hypergate's own main.ts from `root`, configured only through HYPERGATE_<SECTION>_<KEY> over
+ * config/default.json (admin listener off unless `extraEnv` sets it).
+ */
+export function hypergate(name = 'hypergate', root = resolve(import.meta.dirname, '../..'), extraEnv: Readonly<Record<string, string>> = {}): ServerSpec {
   return {
     name,
     start: (ctx) =>
@@ -73,6 +76,7 @@ export function hypergate(name = 'hypergate', root = resolve(import.meta.dirname
           HYPERGATE_AUTH_ISSUER: ISSUER,
           HYPERGATE_AUTH_AUDIENCE: AUDIENCE,
           HYPERGATE_LOG_ACCESS: String(ctx.accessLog),
+          ...extraEnv,
         },
         cwd: root,
       })),
