@@ -95,6 +95,7 @@ export function writeJson(dir: string, info: RunInfo, body: Readonly<Record<stri
   return file;
 }
 
+/** Written when bench/RESULTS.md is missing; the same as the committed file's first paragraph. */
 const RESULTS_HEADER = `# Benchmark results
 
 Appended by \`npm run bench\` (bench/run.ts): one section per run, newest last, with the date,
@@ -102,6 +103,8 @@ Node version, CPU, load generator and options. Figures are medians of interleave
 servers run pinned to one core and the load generator to the other (README "Performance").
 Raw per-round figures of each run are written to bench/results/ (not committed). Compare
 ratios within one section only: absolute req/s depend on the machine and what else it runs.
+\`npm run bench -- --profile\` appends the top self-time frames of \`hot\`, and \`npm run bench:memory\`
+its memory table. Smoke runs (\`--quick\`) are never recorded.
 `;
 
 export function appendResults(file: string, info: RunInfo, body: string): void {
