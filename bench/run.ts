@@ -4,18 +4,18 @@
  * the load generator on core 1. Prints a table, writes raw JSON to bench/results/ and appends the
  * table to bench/RESULTS.md. See `npm run bench -- --help` and README "Performance".
  */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { captureHit } from './lib/capture.ts';
 import { makeKeys, mint } from './lib/jwt.ts';
-import { parseMarked, runLoad } from './lib/load.ts';
+import { parseMarked } from './lib/load.ts';
 import { measure, type RunRecord } from './lib/measure.ts';
-import { USAGE, parseOptions, type Options } from './lib/options.ts';
-import { framesTable, topFrames } from './lib/profile.ts';
+import { USAGE, parseOptions } from './lib/options.ts';
+import { profileHot } from './lib/profile.ts';
 import { collect, hasTaskset, nodeArgv, ROOT, SERVER_CORE, spawnPinned } from './lib/proc.ts';
 import { appendResults, runInfo, summarise, table, writeJson } from './lib/report.ts';
-import { ACCEPT, HOT_PATH, SCENARIOS, type PrepareContext, type Scenario } from './lib/scenarios.ts';
+import { ACCEPT, HOT_PATH, SCENARIOS, type PrepareContext } from './lib/scenarios.ts';
 import { hypergate, SERVERS, startUpstream, type ServerSpec, type StartContext } from './lib/servers.ts';
 
 const say = (line: string): void => {
@@ -25,30 +25,6 @@ const say = (line: string): void => {
 async function joseRate(listFile: string, pem: string): Promise<number> {
   const child = spawnPinned(SERVER_CORE, nodeArgv('bench/micro/jose-rate.ts', [listFile, pem, '2000']), { stdio: ['ignore', 'pipe', 'pipe'] });
   return parseMarked<{ opsPerSec: number }>(await collect(child, 'jose ES256 micro-benchmark', 60_000), 'jose micro-benchmark').opsPerSec;
-}
-
-/** --profile: hot against hypergate under --cpu-prof; the profile is written when it exits on SIGTERM. */
-async function profile(opts: Options, start: StartContext, prep: PrepareContext, dir: string): Promise<string> {
-  const profDir = join(dir, 'cpu-prof');
-  const spec = hypergate();
-  const ctx = { ...start, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] };
-  const prepared = (SCENARIOS.find((s) => s.name === 'hot') as Scenario).prepare(prep);
-  const server = await spec.start(ctx);
-  const url = `http://127.0.0.1:${server.port}`;
-  if (opts.warmSeconds > 0) await runLoad(opts.tool, url, prepared.load, opts.connections, opts.warmSeconds);
-  const fromUs = Number(process.hrtime.bigint() / 1000n);
-  await runLoad(opts.tool, url, prepared.load, opts.connections, opts.seconds);
-  const toUs = Number(process.hrtime.bigint() / 1000n);
-  await server.stop('SIGTERM');
-  const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
-  if (file === undefined) throw new Error('hypergate wrote no CPU profile');
-  const { frames, busyMs, idleMs } = topFrames(join(profDir, file), 25, { fromUs, toUs });
-  mkdirSync(opts.resultsDir, { recursive: true });
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  copyFileSync(join(profDir, file), join(opts.resultsDir, `hot-${stamp}.cpuprofile`));
-  const summary = `CPU profile of hypergate under hot (${opts.tool}, ${opts.connections} connections, ${opts.seconds} s after ${opts.warmSeconds} s of warm-up; samples of the measured part only): busy ${busyMs.toFixed(0)} ms, idle ${idleMs.toFixed(0)} ms. Top self-time frames:\n\n${framesTable(frames)}\n`;
-  writeFileSync(join(opts.resultsDir, `profile-${stamp}.md`), summary);
-  return summary;
 }
 
 async function main(): Promise<void> {
@@ -76,7 +52,7 @@ async function main(): Promise<void> {
     writeFileSync(capturePath, JSON.stringify(capture));
     const prep: PrepareContext = { keys, dir, seconds: opts.seconds, warmSeconds: opts.warmSeconds, hotToken, etag: capture.etag };
     if (opts.profile) {
-      const summary = await profile(opts, start, prep, dir);
+      const summary = await profileHot(opts, start, prep, dir);
       process.stdout.write(`${summary}\n`);
       if (opts.record) appendResults(resolve(ROOT, 'bench/RESULTS.md'), runInfo(opts.tool, { profile: 'hot', connections: opts.connections, duration: `${opts.seconds}s` }), summary);
       return;

@@ -1,9 +1,14 @@
 /**
- * Top self-time frames of a V8 CPU profile (`node --cpu-prof`), by function and place, for
- * --profile: where a cache hit's time goes.
+ * --profile: hypergate under `hot` with `node --cpu-prof`, and the top self-time frames of the
+ * measured part of the profile, by function and place: where a cache hit's time goes.
  */
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runLoad } from './load.ts';
+import type { Options } from './options.ts';
 import { ROOT } from './proc.ts';
+import { SCENARIOS, type PrepareContext, type Scenario } from './scenarios.ts';
+import { hypergate, type StartContext } from './servers.ts';
 
 interface ProfileNode {
   readonly id: number;
@@ -66,4 +71,28 @@ export function framesTable(frames: readonly Frame[]): string {
   const lines = ['| self % (of busy) | self ms | frame |', '| ---: | ---: | --- |'];
   for (const f of frames) lines.push(`| ${f.percent.toFixed(1)} | ${f.selfMs.toFixed(0)} | \`${f.frame}\` |`);
   return lines.join('\n');
+}
+
+/** --profile: hot against hypergate under --cpu-prof; the profile is written when it exits on SIGTERM. */
+export async function profileHot(opts: Options, start: StartContext, prep: PrepareContext, dir: string): Promise<string> {
+  const profDir = join(dir, 'cpu-prof');
+  const spec = hypergate();
+  const ctx = { ...start, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] };
+  const prepared = (SCENARIOS.find((s) => s.name === 'hot') as Scenario).prepare(prep);
+  const server = await spec.start(ctx);
+  const url = `http://127.0.0.1:${server.port}`;
+  if (opts.warmSeconds > 0) await runLoad(opts.tool, url, prepared.load, opts.connections, opts.warmSeconds);
+  const fromUs = Number(process.hrtime.bigint() / 1000n);
+  await runLoad(opts.tool, url, prepared.load, opts.connections, opts.seconds);
+  const toUs = Number(process.hrtime.bigint() / 1000n);
+  await server.stop('SIGTERM');
+  const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+  if (file === undefined) throw new Error('hypergate wrote no CPU profile');
+  const { frames, busyMs, idleMs } = topFrames(join(profDir, file), 25, { fromUs, toUs });
+  mkdirSync(opts.resultsDir, { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  copyFileSync(join(profDir, file), join(opts.resultsDir, `hot-${stamp}.cpuprofile`));
+  const summary = `CPU profile of hypergate under hot (${opts.tool}, ${opts.connections} connections, ${opts.seconds} s after ${opts.warmSeconds} s of warm-up; samples of the measured part only): busy ${busyMs.toFixed(0)} ms, idle ${idleMs.toFixed(0)} ms. Top self-time frames:\n\n${framesTable(frames)}\n`;
+  writeFileSync(join(opts.resultsDir, `profile-${stamp}.md`), summary);
+  return summary;
 }
