@@ -69,6 +69,7 @@ async function main(): Promise<void> {
           const r = await measure(scenario.name, spec, prepared, start, upstream, opts, round);
           records.push(r);
           say(`  round ${round} ${spec.name}: ${Math.round(r.reqPerSec)} req/s, p99 ${(r.p99Us / 1000).toFixed(2)} ms, ${r.cpuUsPerRequest.toFixed(1)} µs CPU/request, ${r.upstreamRequests} upstream requests`);
+          if (!prepared.herd && r.serverCpuShare < 0.25) say(`  WARNING: ${spec.name} used its core only ${Math.round(r.serverCpuShare * 100)}% of this run: it was waiting, not working (a stalled load generator or a busy machine); check this round's figures`);
         }
       }
       if (scenario.name === 'fresh-tokens' && prepared.load.list?.kind === 'file') {

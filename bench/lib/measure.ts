@@ -36,6 +36,12 @@ export interface RunRecord {
   readonly cpuUsPerRequest: number;
   /** Requests the upstream answered during the measured part. */
   readonly upstreamRequests: number;
+  /**
+   * Server CPU time (utime + stime) over the run's wall time. Below 1 even when the server is the
+   * bottleneck (the kernel's loopback work is not charged to it), but near 0 means it waited: a
+   * stalled load generator or machine.
+   */
+  readonly serverCpuShare: number;
 }
 
 async function checkSamples(url: string, samples: readonly Sample[], server: string): Promise<void> {
@@ -109,6 +115,7 @@ export async function measure(scenario: string, spec: ServerSpec, prepared: Prep
       badStatus: r.badStatus,
       cpuUsPerRequest: (cpu * 1000) / r.requests,
       upstreamRequests,
+      serverCpuShare: cpu / (r.durationUs / 1000),
     };
   } finally {
     await server.stop();
