@@ -100,8 +100,9 @@ const spread: Scenario = {
   name: 'spread',
   about: `${SPREAD_CUSTOMERS.toLocaleString('en')} customers at random: cache misses, upstream round trips, evictions`,
   prepare: (ctx) => {
-    const load: LoadSpec = { path: HOT_PATH, headers: ACCEPT, list: { kind: 'ids', count: SPREAD_CUSTOMERS, prefix: CUSTOMER, token: ctx.hotToken }, expect: 200 };
-    return { load, samples: [{ path: `${CUSTOMER}${SPREAD_CUSTOMERS}`, headers: bearer(ctx.hotToken), expect: 200 }], warm: { load }, herd: false, noRepeat: false };
+    const ids = { kind: 'ids', count: SPREAD_CUSTOMERS, prefix: CUSTOMER, token: ctx.hotToken } as const;
+    const load: LoadSpec = { path: HOT_PATH, headers: ACCEPT, list: { ...ids, seed: 2 }, expect: 200 };
+    return { load, samples: [{ path: `${CUSTOMER}${SPREAD_CUSTOMERS}`, headers: bearer(ctx.hotToken), expect: 200 }], warm: { load: { ...load, list: { ...ids, seed: 1 } } }, herd: false, noRepeat: false };
   },
 };
 

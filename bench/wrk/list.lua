@@ -1,6 +1,8 @@
 -- Requests prepared once from a list, so request() only picks a ready string.
 --   wrk ... -s bench/wrk/list.lua <url> -- file <path> seq|random   (lines "<path> <token>")
---   wrk ... -s bench/wrk/list.lua <url> -- ids <count> <prefix> <token>  (prefix..1 .. prefix..count, random)
+--   wrk ... -s bench/wrk/list.lua <url> -- ids <count> <prefix> <token> <seed>  (prefix..1 .. prefix..count, random)
+-- The seed differs between warm-up and measured run (else the warm-up would have cached exactly
+-- the customers the run asks for first) and is the same for every server (same sequence for all).
 -- Headers given with -H (Accept) are kept; Authorization comes from the list or the argument.
 -- Scenarios: tokens (seq), fresh-tokens (seq; "wrapped" counts reuse), spread (ids).
 package.path = "./bench/wrk/?.lua;" .. package.path
@@ -31,9 +33,10 @@ function init(args)
     end
   elseif args[1] == "ids" then
     random = true
+    math.randomseed(tonumber(args[5]) or 1)
     for id = 1, tonumber(args[2]) do add(args[3] .. id, args[4]) end
   end
-  if n == 0 then error("list.lua: no requests (args: file <path> seq|random, or ids <count> <prefix> <token>)") end
+  if n == 0 then error("list.lua: no requests (args: file <path> seq|random, or ids <count> <prefix> <token> <seed>)") end
 end
 
 function request()
