@@ -1,0 +1,123 @@
+/**
+ * One measured run: a fresh server process (so no run inherits another's caches), warm-up, a
+ * check of the answers, then the load, with the server's CPU time and the upstream's request
+ * count read before and after. Any error or unexpected status throws: no figure is printed for
+ * a run that did not do what it claims.
+ */
+import { readFileSync } from 'node:fs';
+import { Pool } from 'undici';
+import { httpGet } from './http.ts';
+import { parseMarked, runLoad, type LoadResult, type Tool } from './load.ts';
+import { collect, cpuMs, LOAD_CORE, nodeArgv, spawnPinned } from './proc.ts';
+import { FRESH_RATE_CAP, HERD_CONNECTIONS, type Prepared, type Sample } from './scenarios.ts';
+import type { ServerSpec, StartContext, Upstream } from './servers.ts';
+
+export interface RunOptions {
+  readonly tool: Tool;
+  readonly connections: number;
+  readonly seconds: number;
+  readonly warmSeconds: number;
+}
+
+export interface RunRecord {
+  readonly scenario: string;
+  readonly server: string;
+  readonly round: number;
+  readonly reqPerSec: number;
+  readonly p50Us: number;
+  readonly p90Us: number;
+  readonly p99Us: number;
+  readonly maxUs: number;
+  readonly requests: number;
+  readonly durationUs: number;
+  readonly errors: number;
+  readonly badStatus: number;
+  /** Server CPU (user + system) per request, in µs; NaN without /proc. */
+  readonly cpuUsPerRequest: number;
+  /** Requests the upstream answered during the measured part. */
+  readonly upstreamRequests: number;
+  /**
+   * Server CPU time (utime + stime) over the run's wall time. Below 1 even when the server is the
+   * bottleneck (the kernel's loopback work is not charged to it), but near 0 means it waited: a
+   * stalled load generator or machine.
+   */
+  readonly serverCpuShare: number;
+}
+
+async function checkSamples(url: string, samples: readonly Sample[], server: string): Promise<void> {
+  for (const s of samples) {
+    const answer = await httpGet(url + s.path, { ...s.headers });
+    if (answer.status !== s.expect) throw new Error(`${server}: GET ${s.path} answered ${answer.status}, expected ${s.expect}: ${answer.body.toString().slice(0, 300)}`);
+  }
+}
+
+/** Sends every request of a list once (32 at a time): each token is verified and cached. */
+async function warmList(url: string, file: string, accept: Readonly<Record<string, string>>, server: string): Promise<void> {
+  const pool = new Pool(url, { connections: 32 });
+  const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.length > 0);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < lines.length) {
+      const line = lines[next++] as string;
+      const sp = line.indexOf(' ');
+      const res = await pool.request({ method: 'GET', path: line.slice(0, sp), headers: { ...accept, authorization: `Bearer ${line.slice(sp + 1)}` } });
+      await res.body.dump();
+      if (res.statusCode !== 200) throw new Error(`${server}: warm-up GET ${line.slice(0, sp)} answered ${res.statusCode}`);
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: 32 }, worker));
+  } finally {
+    await pool.close();
+  }
+}
+
+async function runHerd(port: number, prepared: Prepared): Promise<LoadResult> {
+  const job = { port, path: prepared.load.path, headers: prepared.load.headers, connections: HERD_CONNECTIONS, expect: prepared.load.expect };
+  const child = spawnPinned(LOAD_CORE, nodeArgv('bench/drivers/herd.ts', [JSON.stringify(job)]), { stdio: ['ignore', 'pipe', 'pipe'] });
+  return parseMarked<LoadResult>(await collect(child, 'herd driver', 60_000), 'herd driver');
+}
+
+export async function measure(scenario: string, spec: ServerSpec, prepared: Prepared, ctx: StartContext, upstream: Upstream, opts: RunOptions, round: number): Promise<RunRecord> {
+  const server = await spec.start(ctx);
+  try {
+    const url = `http://127.0.0.1:${server.port}`;
+    await checkSamples(url, prepared.samples, spec.name);
+    if ('listFile' in prepared.warm) await warmList(url, prepared.warm.listFile, prepared.load.headers, spec.name);
+    else if (opts.warmSeconds > 0) await runLoad(opts.tool, url, prepared.warm.load, opts.connections, opts.warmSeconds);
+    const pid = server.child.pid as number;
+    const cpuBefore = cpuMs(pid);
+    const upstreamBefore = await upstream.count();
+    const r = prepared.herd ? await runHerd(server.port, prepared) : await runLoad(opts.tool, url, prepared.load, opts.connections, opts.seconds);
+    const cpu = cpuMs(pid) - cpuBefore;
+    const upstreamRequests = (await upstream.count()) - upstreamBefore;
+    const what = `${scenario}/${spec.name} round ${round}`;
+    if (r.requests === 0) throw new Error(`${what}: no request was answered`);
+    if (r.errors > 0 || r.badStatus > 0) throw new Error(`${what}: ${r.errors} socket errors or time-outs and ${r.badStatus} unexpected statuses in ${r.requests} requests: no figure`);
+    if (prepared.noRepeat && r.wrapped > 0 && spec.name !== 'baseline') {
+      throw new Error(`${what}: the pre-minted token pool (${FRESH_RATE_CAP}/s for ${opts.seconds} s) ran out and tokens were reused: raise FRESH_RATE_CAP in bench/lib/scenarios.ts`);
+    }
+    if (prepared.herd && spec.name.startsWith('hypergate') && upstreamRequests !== 1) {
+      throw new Error(`${what}: ${HERD_CONNECTIONS} concurrent requests for one uncached customer made ${upstreamRequests} upstream requests, not 1`);
+    }
+    return {
+      scenario,
+      server: spec.name,
+      round,
+      reqPerSec: r.requests / (r.durationUs / 1e6),
+      p50Us: r.p50Us,
+      p90Us: r.p90Us,
+      p99Us: r.p99Us,
+      maxUs: r.maxUs,
+      requests: r.requests,
+      durationUs: r.durationUs,
+      errors: r.errors,
+      badStatus: r.badStatus,
+      cpuUsPerRequest: (cpu * 1000) / r.requests,
+      upstreamRequests,
+      serverCpuShare: cpu / (r.durationUs / 1000),
+    };
+  } finally {
+    await server.stop();
+  }
+}

@@ -1,0 +1,89 @@
+import { resolve } from 'node:path';
+import { parseArgs } from '../../src/cli-args.ts';
+import { wrkPath, type Tool } from './load.ts';
+import { ROOT } from './proc.ts';
+import { SCENARIOS } from './scenarios.ts';
+import { SERVERS } from './servers.ts';
+
+export const USAGE = `usage: npm run bench -- [options]
+
+  --scenario a,b      ${SCENARIOS.map((s) => s.name).join(', ')} (default: all)
+  --servers a,b       ${Object.keys(SERVERS).join(', ')} (default: all)
+  --duration S        seconds of load per run (default 10; --quick 2)
+  --warmup S          seconds of warm-up load per run (default 2; --quick 0.5)
+  --connections N     keep-alive connections (default 100; herd always uses 1000)
+  --rounds N          interleaved rounds; figures are their medians (default 3; --quick 1)
+  --tool T            wrk or autocannon (default: wrk when installed)
+  --access-log on|off hypergate's log.access (default on, as config/default.json has it)
+  --quick             a smoke run of a few seconds per run: checks the harness, never the speed
+                      (implies --no-record)
+  --no-record         do not append to bench/RESULTS.md
+  --results-dir DIR   where the raw JSON goes (default bench/results)
+  --compare DIR       hypergate from this checkout against the one in DIR (default scenario: hot)
+  --profile           run hot against hypergate under node --cpu-prof; print the top frames
+  --help              this text`;
+
+export interface Options {
+  readonly scenarios: readonly string[];
+  readonly servers: readonly string[];
+  readonly seconds: number;
+  readonly warmSeconds: number;
+  readonly connections: number;
+  readonly rounds: number;
+  readonly tool: Tool;
+  readonly accessLog: boolean;
+  readonly quick: boolean;
+  readonly record: boolean;
+  readonly resultsDir: string;
+  readonly compare: string | null;
+  readonly profile: boolean;
+}
+
+function positive(name: string, raw: string | true | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name}: expected a positive number, got ${String(raw)}`);
+  return n;
+}
+
+function list(name: string, raw: string | true | undefined, known: readonly string[], fallback: readonly string[]): string[] {
+  if (raw === undefined) return [...fallback];
+  const names = String(raw).split(',').filter(Boolean);
+  const unknown = names.filter((n) => !known.includes(n));
+  if (unknown.length > 0) throw new Error(`${name}: unknown ${unknown.join(', ')} (known: ${known.join(', ')})`);
+  return names;
+}
+
+/** Parses the command line; null for --help. Throws with a message naming the bad option. */
+export function parseOptions(argv: readonly string[]): Options | null {
+  const args = parseArgs(
+    argv,
+    ['--scenario', '--servers', '--duration', '--warmup', '--connections', '--rounds', '--tool', '--access-log', '--results-dir', '--compare'],
+    ['--quick', '--no-record', '--profile', '--help'],
+  );
+  if (args.has('--help')) return null;
+  const quick = args.has('--quick');
+  const compare = args.get('--compare');
+  const toolArg = args.get('--tool');
+  if (toolArg !== undefined && toolArg !== 'wrk' && toolArg !== 'autocannon') throw new Error(`--tool: expected wrk or autocannon, got ${String(toolArg)}`);
+  const tool: Tool = toolArg ?? (wrkPath !== null ? 'wrk' : 'autocannon');
+  const accessLog = args.get('--access-log') ?? 'on';
+  if (accessLog !== 'on' && accessLog !== 'off') throw new Error(`--access-log: expected on or off, got ${String(accessLog)}`);
+  const names = SCENARIOS.map((s) => s.name);
+  return {
+    scenarios: list('--scenario', args.get('--scenario'), names, compare === undefined ? names : ['hot']),
+    servers: list('--servers', args.get('--servers'), Object.keys(SERVERS), Object.keys(SERVERS)),
+    seconds: positive('--duration', args.get('--duration'), quick ? 2 : 10),
+    warmSeconds: args.get('--warmup') === '0' ? 0 : positive('--warmup', args.get('--warmup'), quick ? 0.5 : 2),
+    connections: Math.round(positive('--connections', args.get('--connections'), 100)),
+    rounds: Math.round(positive('--rounds', args.get('--rounds'), quick ? 1 : 3)),
+    tool,
+    accessLog: accessLog === 'on',
+    quick,
+    // A smoke run's figures mean nothing: never recorded.
+    record: !quick && !args.has('--no-record'),
+    resultsDir: resolve(String(args.get('--results-dir') ?? resolve(ROOT, 'bench/results'))),
+    compare: typeof compare === 'string' ? resolve(compare) : null,
+    profile: args.has('--profile'),
+  };
+}

@@ -1,0 +1,98 @@
+/**
+ * --profile: hypergate under `hot` with `node --cpu-prof`, and the top self-time frames of the
+ * measured part of the profile, by function and place: where a cache hit's time goes.
+ */
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runLoad } from './load.ts';
+import type { Options } from './options.ts';
+import { ROOT } from './proc.ts';
+import { SCENARIOS, type PrepareContext, type Scenario } from './scenarios.ts';
+import { hypergate, type StartContext } from './servers.ts';
+
+interface ProfileNode {
+  readonly id: number;
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
+}
+
+interface CpuProfile {
+  readonly startTime: number;
+  readonly nodes: readonly ProfileNode[];
+  readonly samples: readonly number[];
+  readonly timeDeltas: readonly number[];
+}
+
+export interface Frame {
+  readonly frame: string;
+  readonly selfMs: number;
+  /** Share of the time the process was not idle. */
+  readonly percent: number;
+}
+
+function place(url: string, line: number): string {
+  if (url === '') return '';
+  const short = url.replace(`file://${ROOT}/`, '').replace(/^file:\/\/.*\/node_modules\//, '');
+  return ` ${short}:${line + 1}`;
+}
+
+/**
+ * Self time per frame. With `window` (µs of the monotonic clock, which V8's profile timestamps and
+ * process.hrtime share on Linux), only samples inside it count: the load, not start-up.
+ */
+export function topFrames(file: string, count = 25, window?: { readonly fromUs: number; readonly toUs: number }): { frames: Frame[]; busyMs: number; idleMs: number } {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map<string, number>();
+  let idleUs = 0;
+  let busyUs = 0;
+  let at = profile.startTime;
+  profile.samples.forEach((id, i) => {
+    const node = byId.get(id);
+    const us = profile.timeDeltas[i] ?? 0;
+    at += us;
+    if (node === undefined || (window !== undefined && (at < window.fromUs || at > window.toUs))) return;
+    const name = node.callFrame.functionName || '(anonymous)';
+    if (name === '(idle)') {
+      idleUs += us;
+      return;
+    }
+    busyUs += us;
+    const key = name + place(node.callFrame.url, node.callFrame.lineNumber);
+    self.set(key, (self.get(key) ?? 0) + us);
+  });
+  const frames = [...self.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, count)
+    .map(([frame, us]) => ({ frame, selfMs: us / 1000, percent: (100 * us) / Math.max(1, busyUs) }));
+  return { frames, busyMs: busyUs / 1000, idleMs: idleUs / 1000 };
+}
+
+export function framesTable(frames: readonly Frame[]): string {
+  const lines = ['| self % (of busy) | self ms | frame |', '| ---: | ---: | --- |'];
+  for (const f of frames) lines.push(`| ${f.percent.toFixed(1)} | ${f.selfMs.toFixed(0)} | \`${f.frame}\` |`);
+  return lines.join('\n');
+}
+
+/** --profile: hot against hypergate under --cpu-prof; the profile is written when it exits on SIGTERM. */
+export async function profileHot(opts: Options, start: StartContext, prep: PrepareContext, dir: string): Promise<string> {
+  const profDir = join(dir, 'cpu-prof');
+  const spec = hypergate();
+  const ctx = { ...start, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] };
+  const prepared = (SCENARIOS.find((s) => s.name === 'hot') as Scenario).prepare(prep);
+  const server = await spec.start(ctx);
+  const url = `http://127.0.0.1:${server.port}`;
+  if (opts.warmSeconds > 0) await runLoad(opts.tool, url, prepared.load, opts.connections, opts.warmSeconds);
+  const fromUs = Number(process.hrtime.bigint() / 1000n);
+  await runLoad(opts.tool, url, prepared.load, opts.connections, opts.seconds);
+  const toUs = Number(process.hrtime.bigint() / 1000n);
+  await server.stop('SIGTERM');
+  const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+  if (file === undefined) throw new Error('hypergate wrote no CPU profile');
+  const { frames, busyMs, idleMs } = topFrames(join(profDir, file), 25, { fromUs, toUs });
+  mkdirSync(opts.resultsDir, { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  copyFileSync(join(profDir, file), join(opts.resultsDir, `hot-${stamp}.cpuprofile`));
+  const summary = `CPU profile of hypergate under hot (${opts.tool}, ${opts.connections} connections, ${opts.seconds} s after ${opts.warmSeconds} s of warm-up; samples of the measured part only): busy ${busyMs.toFixed(0)} ms, idle ${idleMs.toFixed(0)} ms. Top self-time frames:\n\n${framesTable(frames)}\n`;
+  writeFileSync(join(opts.resultsDir, `profile-${stamp}.md`), summary);
+  return summary;
+}

@@ -1,0 +1,114 @@
+/**
+ * Medians of the rounds, the table (markdown, so the terminal and bench/RESULTS.md show the
+ * same thing), the raw JSON under bench/results/ and the entry appended to bench/RESULTS.md.
+ */
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import type { RunRecord } from './measure.ts';
+
+export interface Summary {
+  readonly scenario: string;
+  readonly server: string;
+  readonly rounds: number;
+  readonly reqPerSec: number;
+  readonly p50Us: number;
+  readonly p99Us: number;
+  readonly errors: number;
+  readonly cpuUsPerRequest: number;
+  readonly upstreamRequests: number;
+  /** req/s and p99 over the reference server's (the baseline, or the --compare checkout); null without one. */
+  readonly ratio: number | null;
+  readonly p99Ratio: number | null;
+}
+
+export function median(xs: readonly number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+export function summarise(records: readonly RunRecord[], reference: string): Summary[] {
+  const groups = new Map<string, RunRecord[]>();
+  for (const r of records) {
+    const key = `${r.scenario}\u0000${r.server}`;
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  const rows = [...groups.values()].map((runs) => {
+    const first = runs[0] as RunRecord;
+    return {
+      scenario: first.scenario,
+      server: first.server,
+      rounds: runs.length,
+      reqPerSec: median(runs.map((r) => r.reqPerSec)),
+      p50Us: median(runs.map((r) => r.p50Us)),
+      p99Us: median(runs.map((r) => r.p99Us)),
+      errors: runs.reduce((n, r) => n + r.errors + r.badStatus, 0),
+      cpuUsPerRequest: median(runs.map((r) => r.cpuUsPerRequest)),
+      upstreamRequests: median(runs.map((r) => r.upstreamRequests)),
+    };
+  });
+  return rows.map((row) => {
+    const ref = rows.find((r) => r.scenario === row.scenario && r.server === reference);
+    return { ...row, ratio: ref === undefined ? null : row.reqPerSec / ref.reqPerSec, p99Ratio: ref === undefined ? null : row.p99Us / ref.p99Us };
+  });
+}
+
+const ms = (us: number): string => (us / 1000).toFixed(2);
+const times = (x: number | null): string => (x === null ? '' : `${x.toFixed(2)}×`);
+
+export function table(rows: readonly Summary[], reference: string): string {
+  const lines = [
+    `| scenario | server | req/s | p50 ms | p99 ms | errors + non-2xx | req/s × ${reference} | p99 × ${reference} | server CPU µs/req | upstream requests |`,
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const r of rows) {
+    lines.push(
+      `| ${r.scenario} | ${r.server} | ${Math.round(r.reqPerSec)} | ${ms(r.p50Us)} | ${ms(r.p99Us)} | ${r.errors} | ${times(r.ratio)} | ${times(r.p99Ratio)} | ${Number.isNaN(r.cpuUsPerRequest) ? 'n/a' : r.cpuUsPerRequest.toFixed(1)} | ${r.upstreamRequests} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+export function cpuModel(): string {
+  return cpus()[0]?.model.trim() ?? 'unknown CPU';
+}
+
+export interface RunInfo {
+  readonly date: string;
+  readonly node: string;
+  readonly cpu: string;
+  readonly cores: number;
+  readonly tool: string;
+  readonly options: Readonly<Record<string, unknown>>;
+}
+
+export function runInfo(tool: string, options: Readonly<Record<string, unknown>>): RunInfo {
+  return { date: new Date().toISOString(), node: process.version, cpu: cpuModel(), cores: cpus().length, tool, options };
+}
+
+/** Raw JSON of one run in `dir`; returns its path. */
+export function writeJson(dir: string, info: RunInfo, body: Readonly<Record<string, unknown>>): string {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `bench-${info.date.replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, `${JSON.stringify({ ...info, ...body }, null, 2)}\n`);
+  return file;
+}
+
+/** Written when bench/RESULTS.md is missing; the same as the committed file's first paragraph. */
+const RESULTS_HEADER = `# Benchmark results
+
+Appended by \`npm run bench\` (bench/run.ts): one section per run, newest last, with the date,
+Node version, CPU, load generator and options. Figures are medians of interleaved rounds; the
+servers run pinned to one core and the load generator to the other (README "Performance").
+Raw per-round figures of each run are written to bench/results/ (not committed). Compare
+ratios within one section only: absolute req/s depend on the machine and what else it runs.
+\`npm run bench -- --profile\` appends the top self-time frames of \`hot\`, and \`npm run bench:memory\`
+its memory table. Smoke runs (\`--quick\`) are never recorded.
+`;
+
+export function appendResults(file: string, info: RunInfo, body: string): void {
+  if (!existsSync(file) || readFileSync(file, 'utf8').trim() === '') writeFileSync(file, RESULTS_HEADER);
+  const opts = Object.entries(info.options).map(([k, v]) => `${k}=${String(v)}`).join(', ');
+  appendFileSync(file, `\n## ${info.date}\n\nNode ${info.node}, ${info.cpu} (${info.cores} cores), load generator ${info.tool}; ${opts}\n\n${body}\n`);
+}

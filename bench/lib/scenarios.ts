@@ -1,0 +1,131 @@
+/**
+ * The scenarios (README "Performance"): what each sends, how its servers are warmed, which
+ * answers are checked before measuring, and what must hold after it.
+ */
+import { join } from 'node:path';
+import { mint, writeRequestList, type BenchKeys } from './jwt.ts';
+import type { LoadSpec } from './load.ts';
+
+export const CUSTOMER = '/api/customers/';
+export const HOT_PATH = `${CUSTOMER}42`;
+/** Every request says what it wants, as a real client does. */
+export const ACCEPT = { accept: 'application/json' } as const;
+/** Tokens one fresh-tokens run may use up per second; a run that needs more fails (see `fresh`). */
+export const FRESH_RATE_CAP = 15_000;
+export const HERD_CONNECTIONS = 1000;
+const HERD_CUSTOMER = 31_337;
+
+export interface Sample {
+  readonly path: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly expect: number;
+}
+
+export interface Prepared {
+  readonly load: LoadSpec;
+  /** Sent once before measuring: every answer must have its expected status. */
+  readonly samples: readonly Sample[];
+  /** Warm-up: a load for the warm-up time, or a list file each of whose requests is sent once. */
+  readonly warm: { readonly load: LoadSpec } | { readonly listFile: string };
+  /** The herd driver (1,000 connections, one request each) instead of wrk/autocannon. */
+  readonly herd: boolean;
+  /** A token may not be sent twice to a server that verifies tokens. */
+  readonly noRepeat: boolean;
+}
+
+export interface PrepareContext {
+  readonly keys: BenchKeys;
+  readonly dir: string;
+  readonly seconds: number;
+  readonly warmSeconds: number;
+  /** The hot token, and the ETag of the hot customer's JSON (from the baseline capture). */
+  readonly hotToken: string;
+  readonly etag: string;
+}
+
+export interface Scenario {
+  readonly name: string;
+  readonly about: string;
+  prepare(ctx: PrepareContext): Prepared;
+}
+
+function bearer(token: string): Record<string, string> {
+  return { ...ACCEPT, authorization: `Bearer ${token}` };
+}
+
+function hotLoad(ctx: PrepareContext, path = HOT_PATH): LoadSpec {
+  return { path, headers: bearer(ctx.hotToken), expect: 200 };
+}
+
+const hot: Scenario = {
+  name: 'hot',
+  about: 'one valid ES256 token, one customer: token cached, cache hit',
+  prepare: (ctx) => ({ load: hotLoad(ctx), samples: [{ path: HOT_PATH, headers: bearer(ctx.hotToken), expect: 200 }], warm: { load: hotLoad(ctx) }, herd: false, noRepeat: false }),
+};
+
+const TOKENS = 10_000;
+const TOKEN_CUSTOMERS = 1000;
+const tokens: Scenario = {
+  name: 'tokens',
+  about: `${TOKENS.toLocaleString('en')} distinct valid tokens in rotation over ${TOKEN_CUSTOMERS.toLocaleString('en')} customers, all verified and cached in the warm-up`,
+  prepare: (ctx) => {
+    const file = join(ctx.dir, 'tokens.txt');
+    writeRequestList(file, ctx.keys, TOKENS, (i) => ({ path: `${CUSTOMER}${(i % TOKEN_CUSTOMERS) + 1}`, sub: `user-${i}` }));
+    const load: LoadSpec = { path: HOT_PATH, headers: ACCEPT, list: { kind: 'file', file, random: false }, expect: 200 };
+    return { load, samples: [{ path: `${CUSTOMER}7`, headers: bearer(mint(ctx.keys, 'user-sample')), expect: 200 }], warm: { listFile: file }, herd: false, noRepeat: false };
+  },
+};
+
+const fresh: Scenario = {
+  name: 'fresh-tokens',
+  about: 'a token never seen before on every request (pre-minted pool): the cost of ES256 verification itself',
+  prepare: (ctx) => {
+    const file = join(ctx.dir, 'fresh.txt');
+    const warmFile = join(ctx.dir, 'fresh-warm.txt');
+    writeRequestList(file, ctx.keys, Math.ceil(FRESH_RATE_CAP * ctx.seconds), (i) => ({ path: HOT_PATH, sub: `fresh-${i}` }));
+    writeRequestList(warmFile, ctx.keys, Math.min(20_000, Math.ceil(FRESH_RATE_CAP * ctx.warmSeconds)), (i) => ({ path: HOT_PATH, sub: `warm-${i}` }));
+    const load: LoadSpec = { path: HOT_PATH, headers: ACCEPT, list: { kind: 'file', file, random: false }, expect: 200 };
+    return {
+      load,
+      samples: [{ path: HOT_PATH, headers: bearer(mint(ctx.keys, 'fresh-sample')), expect: 200 }],
+      warm: { load: { ...load, list: { kind: 'file', file: warmFile, random: false } } },
+      herd: false,
+      noRepeat: true,
+    };
+  },
+};
+
+const SPREAD_CUSTOMERS = 100_000;
+const spread: Scenario = {
+  name: 'spread',
+  about: `${SPREAD_CUSTOMERS.toLocaleString('en')} customers at random: cache misses, upstream round trips, evictions`,
+  prepare: (ctx) => {
+    const ids = { kind: 'ids', count: SPREAD_CUSTOMERS, prefix: CUSTOMER, token: ctx.hotToken } as const;
+    const load: LoadSpec = { path: HOT_PATH, headers: ACCEPT, list: { ...ids, seed: 2 }, expect: 200 };
+    return { load, samples: [{ path: `${CUSTOMER}${SPREAD_CUSTOMERS}`, headers: bearer(ctx.hotToken), expect: 200 }], warm: { load: { ...load, list: { ...ids, seed: 1 } } }, herd: false, noRepeat: false };
+  },
+};
+
+const conditional: Scenario = {
+  name: 'conditional',
+  about: 'If-None-Match with the current ETag: 304 Not Modified, no body',
+  prepare: (ctx) => {
+    const load: LoadSpec = { path: HOT_PATH, headers: { ...bearer(ctx.hotToken), 'if-none-match': ctx.etag }, expect: 304 };
+    return { load, samples: [{ path: HOT_PATH, headers: load.headers, expect: 304 }], warm: { load }, herd: false, noRepeat: false };
+  },
+};
+
+const herd: Scenario = {
+  name: 'herd',
+  about: `${HERD_CONNECTIONS.toLocaleString('en')} connections ask for one uncached customer at once: hypergate must ask its upstream once`,
+  prepare: (ctx) => ({
+    load: hotLoad(ctx, `${CUSTOMER}${HERD_CUSTOMER}`),
+    // Samples and warm-up use another customer, so the herd's customer is still uncached.
+    samples: [{ path: `${CUSTOMER}1`, headers: bearer(ctx.hotToken), expect: 200 }],
+    warm: { load: hotLoad(ctx, `${CUSTOMER}1`) },
+    herd: true,
+    noRepeat: false,
+  }),
+};
+
+export const SCENARIOS: readonly Scenario[] = [hot, tokens, fresh, spread, conditional, herd];

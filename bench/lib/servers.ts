@@ -1,0 +1,124 @@
+/**
+ * The servers a benchmark compares, each started as its own process on the server core:
+ * the baseline, hypergate (src/main.ts, as `npm start` runs it), the Fastify peer with and
+ * without its verify cache, and hypergate from another checkout (--compare). The sample upstream
+ * runs in a process of its own on the same core, so the load generator's core stays clean.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+import { AUDIENCE, ISSUER } from './jwt.ts';
+import { freePort, nodeArgv, SERVER_CORE, spawnPinned, stop, waitListening } from './proc.ts';
+
+export interface StartContext {
+  readonly upstreamUrl: string;
+  readonly publicKeyFile: string;
+  /** The baseline's captured answer (capture.ts), written once per harness run. */
+  readonly capturePath: string;
+  readonly accessLog: boolean;
+  /** Extra node flags (--cpu-prof ...). */
+  readonly nodeFlags?: readonly string[];
+}
+
+export interface RunningServer {
+  readonly name: string;
+  readonly port: number;
+  readonly child: ChildProcess;
+  /** SIGKILL by default; SIGTERM lets hypergate drain and exit (needed for --cpu-prof). */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export interface ServerSpec {
+  readonly name: string;
+  start(ctx: StartContext): Promise<RunningServer>;
+}
+
+interface Launch {
+  readonly argv: string[];
+  readonly env?: NodeJS.ProcessEnv;
+  readonly cwd?: string;
+}
+
+async function launch(name: string, how: (port: number) => Launch): Promise<RunningServer> {
+  const port = await freePort();
+  const { argv, env = process.env, cwd } = how(port);
+  // stdout (hypergate's access log) goes to /dev/null: written, as in production, never read.
+  const child = spawnPinned(SERVER_CORE, argv, { env, stdio: ['ignore', 'ignore', 'pipe'], ...(cwd === undefined ? {} : { cwd }) });
+  try {
+    await waitListening(child, port, name);
+  } catch (err) {
+    await stop(child);
+    throw err;
+  }
+  return { name, port, child, stop: (signal) => stop(child, signal) };
+}
+
+/** The parent's environment without HYPERGATE_* variables, so nothing leaks into the config. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('HYPERGATE_')));
+}
+
+/**
+ * hypergate's own main.ts from `root`, configured only through HYPERGATE_<SECTION>_<KEY> over
+ * config/default.json (admin listener off unless `extraEnv` sets it).
+ */
+export function hypergate(name = 'hypergate', root = resolve(import.meta.dirname, '../..'), extraEnv: Readonly<Record<string, string>> = {}): ServerSpec {
+  return {
+    name,
+    start: (ctx) =>
+      launch(name, (port) => ({
+        argv: nodeArgv(resolve(root, 'src/main.ts'), [], ctx.nodeFlags),
+        env: {
+          ...cleanEnv(),
+          HYPERGATE_SERVER_PORT: String(port),
+          HYPERGATE_ADMIN_PORT: 'null',
+          HYPERGATE_UPSTREAM_URL: ctx.upstreamUrl,
+          HYPERGATE_AUTH_PUBLIC_KEY_FILE: ctx.publicKeyFile,
+          HYPERGATE_AUTH_ISSUER: ISSUER,
+          HYPERGATE_AUTH_AUDIENCE: AUDIENCE,
+          HYPERGATE_LOG_ACCESS: String(ctx.accessLog),
+          ...extraEnv,
+        },
+        cwd: root,
+      })),
+  };
+}
+
+/** The Fastify peer; `verifyCache` is the size of @fastify/jwt's verify cache, 0 for none. */
+function peer(name: string, verifyCache: number): ServerSpec {
+  return { name, start: (ctx) => launch(name, (port) => ({ argv: nodeArgv('bench/peers/fastify.ts', [String(port), ctx.upstreamUrl, ctx.publicKeyFile, String(verifyCache)], ctx.nodeFlags) })) };
+}
+
+export const SERVERS: Readonly<Record<string, ServerSpec>> = {
+  baseline: { name: 'baseline', start: (ctx) => launch('baseline', (port) => ({ argv: nodeArgv('bench/servers/baseline.ts', [String(port), ctx.capturePath], ctx.nodeFlags) })) },
+  hypergate: hypergate(),
+  fastify: peer('fastify', 0),
+  'fastify-cache': peer('fastify-cache', 100_000),
+};
+
+export interface Upstream {
+  readonly url: string;
+  readonly child: ChildProcess;
+  /** Requests the upstream has answered so far. */
+  count(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export async function startUpstream(customers: number): Promise<Upstream> {
+  const port = await freePort();
+  const child = spawnPinned(SERVER_CORE, nodeArgv('bench/servers/upstream.ts', [String(port), String(customers)]), { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+  await waitListening(child, port, 'sample upstream');
+  return {
+    url: `http://127.0.0.1:${port}`,
+    child,
+    count: () =>
+      new Promise((done, fail) => {
+        const timer = setTimeout(() => fail(new Error('the sample upstream did not report its count')), 5000);
+        child.once('message', (m: { requests: number }) => {
+          clearTimeout(timer);
+          done(m.requests);
+        });
+        child.send({ type: 'count' });
+      }),
+    stop: () => stop(child),
+  };
+}

@@ -1,0 +1,38 @@
+/**
+ * The micro-benchmarks of the hot path's pieces, each against its simplest alternative:
+ *   npm run bench:micro [-- --ms 300] [--only bearer,token-cache,age,header-write,jose]
+ * Plain loops with process.hrtime.bigint(); nothing to install.
+ */
+import { parseArgs } from '../../src/cli-args.ts';
+import { age } from './age.ts';
+import { bearer } from './bearer.ts';
+import { headerWrite } from './header-write.ts';
+import { joseVerify } from './jose-verify.ts';
+import { table, type Comparison } from './timing.ts';
+import { tokenCache } from './token-cache.ts';
+
+const ALL: Record<string, (ms: number) => Comparison | Comparison[] | Promise<Comparison[]>> = {
+  bearer,
+  'token-cache': tokenCache,
+  age,
+  'header-write': headerWrite,
+  jose: joseVerify,
+};
+
+export async function runMicro(ms: number, only: readonly string[] = Object.keys(ALL)): Promise<Comparison[]> {
+  const out: Comparison[] = [];
+  for (const name of only) {
+    const bench = ALL[name];
+    if (bench === undefined) throw new Error(`unknown micro-benchmark ${name} (known: ${Object.keys(ALL).join(', ')})`);
+    const result = await bench(ms);
+    out.push(...(Array.isArray(result) ? result : [result]));
+  }
+  return out;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const args = parseArgs(process.argv.slice(2), ['--ms', '--only'], []);
+  const only = typeof args.get('--only') === 'string' ? String(args.get('--only')).split(',') : undefined;
+  const results = await runMicro(Number(args.get('--ms') ?? 300), only);
+  process.stdout.write(`node ${process.version}\n\n${results.map(table).join('\n')}`);
+}

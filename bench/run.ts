@@ -1,0 +1,118 @@
+/**
+ * `npm run bench`: hypergate against its ceiling (bare node:http writing the same bytes) and a
+ * peer (Fastify + @fastify/jwt), scenario by scenario, each server its own process on core 0,
+ * the load generator on core 1. Prints a table, writes raw JSON to bench/results/ and appends the
+ * table to bench/RESULTS.md. See `npm run bench -- --help` and README "Performance".
+ */
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import { captureHit } from './lib/capture.ts';
+import { makeKeys, mint } from './lib/jwt.ts';
+import { parseMarked } from './lib/load.ts';
+import { measure, type RunRecord } from './lib/measure.ts';
+import { USAGE, parseOptions } from './lib/options.ts';
+import { profileHot } from './lib/profile.ts';
+import { collect, hasTaskset, nodeArgv, ROOT, SERVER_CORE, spawnPinned } from './lib/proc.ts';
+import { appendResults, runInfo, summarise, table, writeJson } from './lib/report.ts';
+import { ACCEPT, HOT_PATH, SCENARIOS, type PrepareContext } from './lib/scenarios.ts';
+import { hypergate, SERVERS, startUpstream, type ServerSpec, type StartContext } from './lib/servers.ts';
+
+const say = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
+
+async function joseRate(listFile: string, pem: string): Promise<number> {
+  const child = spawnPinned(SERVER_CORE, nodeArgv('bench/micro/jose-rate.ts', [listFile, pem, '2000']), { stdio: ['ignore', 'pipe', 'pipe'] });
+  return parseMarked<{ opsPerSec: number }>(await collect(child, 'jose ES256 micro-benchmark', 60_000), 'jose micro-benchmark').opsPerSec;
+}
+
+async function main(): Promise<void> {
+  const opts = parseOptions(process.argv.slice(2));
+  if (opts === null) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  // Nothing to compile (tsx runs the TypeScript as `npm start` does); the peer's packages must be there.
+  if (opts.servers.some((n) => n.startsWith('fastify')) && !existsSync(resolve(ROOT, 'node_modules/fastify')) && opts.compare === null) {
+    throw new Error('the Fastify peer needs its devDependencies: run npm ci (or pass --servers baseline,hypergate)');
+  }
+  if (opts.tool === 'autocannon') say('WARNING: using autocannon. It saturates its own core near 30k-35k req/s, so ceiling figures (baseline, hot) measure autocannon, not the server: install wrk (apt-get install wrk) for those.');
+  if (!hasTaskset) say('WARNING: taskset not found: servers and load generator are not pinned to separate cores; figures are noisier.');
+  const dir = mkdtempSync(join(tmpdir(), 'hg-bench-'));
+  const upstream = await startUpstream(100_000);
+  try {
+    const keys = makeKeys(dir);
+    const hotToken = mint(keys, 'bench-user');
+    const capturePath = join(dir, 'capture.json');
+    const start: StartContext = { upstreamUrl: upstream.url, publicKeyFile: keys.publicKeyFile, capturePath, accessLog: opts.accessLog };
+    // The baseline's bytes, and the ETag for `conditional`, from a real hypergate cache hit.
+    const first = await hypergate().start(start);
+    const capture = await captureHit(`http://127.0.0.1:${first.port}${HOT_PATH}`, { ...ACCEPT, authorization: `Bearer ${hotToken}` }).finally(() => first.stop());
+    writeFileSync(capturePath, JSON.stringify(capture));
+    const prep: PrepareContext = { keys, dir, seconds: opts.seconds, warmSeconds: opts.warmSeconds, hotToken, etag: capture.etag };
+    if (opts.profile) {
+      const summary = await profileHot(opts, start, prep, dir);
+      process.stdout.write(`${summary}\n`);
+      if (opts.record) appendResults(resolve(ROOT, 'bench/RESULTS.md'), runInfo(opts.tool, { profile: 'hot', connections: opts.connections, duration: `${opts.seconds}s` }), summary);
+      return;
+    }
+    const servers: ServerSpec[] = opts.compare === null ? opts.servers.map((n) => SERVERS[n] as ServerSpec) : [hypergate(), hypergate(`hypergate@${basename(opts.compare)}`, opts.compare)];
+    const reference = opts.compare === null ? 'baseline' : `hypergate@${basename(opts.compare)}`;
+    const records: RunRecord[] = [];
+    const extras: Record<string, number> = {};
+    for (const scenario of SCENARIOS.filter((s) => opts.scenarios.includes(s.name))) {
+      say(`scenario ${scenario.name}: ${scenario.about}`);
+      const prepared = scenario.prepare(prep);
+      for (let round = 1; round <= opts.rounds; round++) {
+        for (const spec of servers) {
+          const r = await measure(scenario.name, spec, prepared, start, upstream, opts, round);
+          records.push(r);
+          say(`  round ${round} ${spec.name}: ${Math.round(r.reqPerSec)} req/s, p99 ${(r.p99Us / 1000).toFixed(2)} ms, ${r.cpuUsPerRequest.toFixed(1)} µs CPU/request, ${r.upstreamRequests} upstream requests`);
+          if (!prepared.herd && r.serverCpuShare < 0.25) say(`  WARNING: ${spec.name} used its core only ${Math.round(r.serverCpuShare * 100)}% of this run: it was waiting, not working (a stalled load generator or a busy machine); check this round's figures`);
+        }
+      }
+      if (scenario.name === 'fresh-tokens' && prepared.load.list?.kind === 'file') {
+        extras['joseEs256VerifyPerSec'] = await joseRate(prepared.load.list.file, keys.publicKeyFile);
+      }
+    }
+    const rows = summarise(records, reference);
+    const notes: string[] = [];
+    const jose = extras['joseEs256VerifyPerSec'];
+    if (jose !== undefined) {
+      for (const row of rows.filter((r) => r.scenario === 'fresh-tokens' && r.server !== 'baseline')) notes.push(`fresh-tokens: ${row.server} ${Math.round(row.reqPerSec)} req/s = ${(row.reqPerSec / jose).toFixed(2)}× jose's raw ES256 verify rate (${Math.round(jose)}/s, one at a time, same core)`);
+    }
+    for (const row of rows.filter((r) => r.scenario === 'herd' && r.server !== 'baseline')) notes.push(`herd: ${row.server} made ${row.upstreamRequests} upstream request(s) for 1,000 concurrent requests`);
+    if (opts.compare !== null) {
+      for (const row of rows.filter((r) => r.server === 'hypergate')) {
+        const ref = rows.find((r) => r.scenario === row.scenario && r.server === reference);
+        if (ref !== undefined) notes.push(`${row.scenario}: this checkout does ${(row.ratio ?? 0).toFixed(3)}× the req/s and ${(row.cpuUsPerRequest / ref.cpuUsPerRequest).toFixed(3)}× the CPU per request of ${reference}`);
+      }
+    }
+    const text = `${table(rows, reference)}\n${notes.map((n) => `\n- ${n}`).join('')}\n`;
+    process.stdout.write(`\n${text}`);
+    const info = runInfo(opts.tool === 'wrk' ? 'wrk (-t1)' : 'autocannon', {
+      connections: opts.connections,
+      duration: `${opts.seconds}s`,
+      warmup: `${opts.warmSeconds}s`,
+      rounds: opts.rounds,
+      accessLog: opts.accessLog ? 'on' : 'off',
+      taskset: hasTaskset ? 'servers core 0, load core 1' : 'none',
+      ...(opts.compare === null ? {} : { compare: opts.compare }),
+    });
+    const json = writeJson(opts.resultsDir, info, { summary: rows, extras, records });
+    say(`raw results: ${json}`);
+    if (opts.record) {
+      appendResults(resolve(ROOT, 'bench/RESULTS.md'), info, text);
+      say('appended to bench/RESULTS.md');
+    }
+  } finally {
+    await upstream.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench: FAILED: ${(err as Error).message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,26 @@
+/**
+ * The baseline, our ceiling: bare node:http writing the bytes and headers a hypergate cache hit
+ * writes, captured from a real hypergate answer at start-up (see capture.ts), so the two cannot
+ * drift apart. Every request gets the same answer; one with If-None-Match gets the captured 304.
+ *
+ *   node --import tsx bench/servers/baseline.ts <port> <capture.json>
+ */
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { Capture } from '../lib/capture.ts';
+
+const port = Number(process.argv[2]);
+const capture = JSON.parse(readFileSync(process.argv[3] as string, 'utf8')) as Capture;
+const okHeaders = capture.ok.headers;
+const body = Buffer.from(capture.ok.body, 'base64');
+const notModifiedHeaders = capture.notModified.headers;
+
+createServer((req, res) => {
+  if (req.headers['if-none-match'] !== undefined) {
+    res.writeHead(304, notModifiedHeaders);
+    res.end();
+    return;
+  }
+  res.writeHead(200, okHeaders);
+  res.end(body);
+}).listen(port, '127.0.0.1');

@@ -1,0 +1,92 @@
+/**
+ * The benchmark harness works end to end (a --quick smoke of hot and herd) and refuses to print
+ * a figure for a run that saw unexpected answers. Never a speed assertion: the machine is shared.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before, test } from 'node:test';
+import { makeKeys, mint } from '../../bench/lib/jwt.ts';
+import { measure } from '../../bench/lib/measure.ts';
+import type { Prepared } from '../../bench/lib/scenarios.ts';
+import { SERVERS, startUpstream, type Upstream } from '../../bench/lib/servers.ts';
+import type { Summary } from '../../bench/lib/report.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const dir = mkdtempSync(join(tmpdir(), 'hg-harness-test-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+// For the direct measure() test; the sample upstream in its own process, as the harness runs it.
+let upstream: Upstream;
+before(async () => {
+  upstream = await startUpstream(1000);
+});
+after(() => upstream.stop());
+
+
+function runBench(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+test('npm run bench --quick runs hot and herd end to end, writes sane JSON and leaves bench/RESULTS.md alone', async () => {
+  const results = join(dir, 'results');
+  const recordBefore = readFileSync(join(ROOT, 'bench/RESULTS.md'), 'utf8');
+  const run = await runBench(['--quick', '--scenario', 'hot,herd', '--servers', 'baseline,hypergate', '--duration', '1', '--warmup', '0', '--results-dir', results]);
+  assert.equal(run.code, 0, `exit ${run.code}\n${run.stderr}\n${run.stdout}`);
+  assert.match(run.stdout, /\| scenario \| server \| req\/s \| p50 ms \| p99 ms \| errors \+ non-2xx \|/);
+  assert.equal(readFileSync(join(ROOT, 'bench/RESULTS.md'), 'utf8'), recordBefore);
+
+  const files = readdirSync(results).filter((f) => f.endsWith('.json'));
+  assert.equal(files.length, 1);
+  const json = JSON.parse(readFileSync(join(results, files[0] as string), 'utf8')) as { node: string; cpu: string; tool: string; summary: Summary[]; records: unknown[] };
+  assert.equal(json.node, process.version);
+  assert.ok(json.cpu.length > 0 && json.tool.length > 0);
+  assert.deepEqual(json.summary.map((r) => `${r.scenario}/${r.server}`).sort(), ['herd/baseline', 'herd/hypergate', 'hot/baseline', 'hot/hypergate']);
+  assert.equal(json.records.length, 4);
+  for (const row of json.summary) {
+    assert.ok(Number.isFinite(row.reqPerSec) && row.reqPerSec > 0, `${row.scenario}/${row.server} req/s ${row.reqPerSec}`);
+    assert.ok(row.p50Us >= 0 && row.p99Us >= row.p50Us, `${row.scenario}/${row.server} p50 ${row.p50Us} p99 ${row.p99Us}`);
+    assert.equal(row.errors, 0);
+    assert.equal(row.rounds, 1);
+    assert.ok(row.ratio !== null && row.ratio > 0);
+  }
+  assert.equal(json.summary.find((r) => r.server === 'baseline' && r.scenario === 'hot')?.ratio, 1);
+  assert.equal(json.summary.find((r) => r.server === 'hypergate' && r.scenario === 'herd')?.upstreamRequests, 1);
+  assert.equal(json.summary.find((r) => r.server === 'hypergate' && r.scenario === 'hot')?.upstreamRequests, 0);
+});
+
+test('a bad option exits 1 with the option named, before starting anything', async () => {
+  const run = await runBench(['--tool', 'ab']);
+  assert.equal(run.code, 1);
+  assert.match(run.stderr, /--tool: expected wrk or autocannon/);
+});
+
+test('a run whose answers are not the expected status throws instead of giving a figure', async () => {
+  const keys = makeKeys(dir);
+  const stranger = makeKeys(mkdtempSync(join(dir, 'other-')));
+  // Signed by a key hypergate does not know: every answer is a 401.
+  const prepared: Prepared = {
+    load: { path: '/api/customers/1', headers: { authorization: `Bearer ${mint(stranger, 'mallory')}` }, expect: 200 },
+    samples: [],
+    warm: { load: { path: '/api/customers/1', headers: {}, expect: 200 } },
+    herd: false,
+    noRepeat: false,
+  };
+  const ctx = { upstreamUrl: upstream.url, publicKeyFile: keys.publicKeyFile, capturePath: '', accessLog: false };
+  await assert.rejects(
+    measure('hot', SERVERS['hypergate']!, prepared, ctx, upstream, { tool: 'autocannon', connections: 4, seconds: 1, warmSeconds: 0 }, 1),
+    /unexpected statuses .*: no figure/,
+  );
+});
