@@ -12,7 +12,8 @@ import type { Capture } from '../lib/capture.ts';
 const port = Number(process.argv[2]);
 const capture = JSON.parse(readFileSync(process.argv[3] as string, 'utf8')) as Capture;
 const okHeaders = capture.ok.headers;
-const body = Buffer.from(capture.ok.body, 'base64');
+// Written as a string, as hypergate writes a cached body (src/cache/representation.ts).
+const body = Buffer.from(capture.ok.body, 'base64').toString('utf8');
 const notModifiedHeaders = capture.notModified.headers;
 
 createServer((req, res) => {

@@ -21,7 +21,7 @@ export class ResponseCache {
     this.#lru = new LRUCache<string, Representation>({
       max: config.maxEntries,
       maxSize: config.maxBytes,
-      sizeCalculation: (value, key) => value.body.length + key.length * 2 + ENTRY_OVERHEAD_BYTES,
+      sizeCalculation: (value, key) => value.byteLength + key.length * 2 + ENTRY_OVERHEAD_BYTES,
       dispose: (_value, _key, reason) => {
         if (reason === 'evict') tally.evictions++;
       },

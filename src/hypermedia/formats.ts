@@ -47,6 +47,6 @@ export const HAL_FORMAT: Format = { name: 'hal', contentType: 'application/hal+j
 /** Every resource is offered in these, in this order of preference (JSON first: the seed's format). */
 export const FORMATS: readonly Format[] = [JSON_FORMAT, HAL_FORMAT];
 
-export function renderBody(resource: Resource, format: Format): Buffer {
-  return Buffer.from(JSON.stringify(format.render(resource)));
+export function renderBody(resource: Resource, format: Format): string {
+  return JSON.stringify(format.render(resource));
 }

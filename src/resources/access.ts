@@ -60,7 +60,7 @@ export class Access {
 
   #requireOwner(principal: Principal, id: number): Principal {
     if (principal.scopes.has(this.#readAny)) return principal;
-    const claim = principal.claims[this.#ownerClaim as string];
+    const claim = principal.owner;
     // The claim may be a JSON number or a string of the canonical digits; nothing else matches.
     if (claim === id || (typeof claim === 'string' && parseCustomerId(claim) === id)) return principal;
     throw notOwner(this.#readAny);

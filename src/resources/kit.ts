@@ -54,7 +54,7 @@ export function writeRepresentation(req: IncomingMessage, res: HgResponse, rep: 
     res.end();
     return;
   }
-  res.bytes = rep.body.length;
+  res.bytes = rep.byteLength;
   res.writeHead(200, headers);
   res.end(rep.body);
 }

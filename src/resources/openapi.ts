@@ -19,14 +19,14 @@ const VERSION = '0.1.0';
  */
 export function openApiRoutes(ctx: GatewayContext, kit: ResourceKit, access: Access, table: () => readonly RouteDef[]): RouteDef[] {
   const { config, cache, clock } = ctx;
-  let body: Buffer | null = null;
+  let body: string | null = null;
 
   const serve = (req: IncomingMessage, res: HgResponse): void => {
     if (!acceptsJson(req.headers.accept)) throw new HgError('HG_ERR_NOT_ACCEPTABLE', { detail: 'This resource is available as application/json.' });
     const now = clock.now();
     let rep = cache.fresh(OPENAPI_PATH, now);
     if (rep === undefined) {
-      body ??= Buffer.from(JSON.stringify(generateOpenApi(table(), { title: 'hypergate', version: VERSION, requiredScope: config.auth.requiredScope, readAnyScope: config.auth.readAnyScope, rateLimited: (config.rateLimit.requestsPerSecond ?? 0) > 0 })));
+      body ??= JSON.stringify(generateOpenApi(table(), { title: 'hypergate', version: VERSION, requiredScope: config.auth.requiredScope, readAnyScope: config.auth.readAnyScope, rateLimited: (config.rateLimit.requestsPerSecond ?? 0) > 0 }));
       const f = kit.localFreshness();
       rep = new Representation(body, 'application/json', f.cacheControl, f.storedAtMs, f.expiresAtMs, kit.vary);
       cache.set(OPENAPI_PATH, rep);
