@@ -17,9 +17,12 @@ export function missStatus(stored: boolean, collapsed: boolean): string {
 export type StaleReason = 'stale-if-error' | 'stale-while-revalidate';
 
 /**
- * Served from a stale entry (RFC 9211 section 2.2: fwd=stale); ttl is negative, the seconds it has
- * been stale (section 2.4), and detail names the rule that allowed it (section 2.8).
+ * Served from a stale entry; ttl is negative, the seconds it has been stale (section 2.4), and
+ * detail names the rule that allowed it (section 2.8). `forwarded`: this request went to the
+ * upstream, which failed (fwd=stale, section 2.2). Otherwise the cache answered it alone (a
+ * stale-while-revalidate answer, whose refresh is another request, or one the open breaker kept
+ * from the upstream): that is a stale hit (section 2.1, and the `hit; ttl=-412` example of section 3).
  */
-export function staleStatus(ttlSeconds: number, reason: StaleReason): string {
-  return `${CACHE_NAME}; fwd=stale; ttl=${ttlSeconds}; detail=${reason}`;
+export function staleStatus(ttlSeconds: number, reason: StaleReason, forwarded: boolean): string {
+  return `${CACHE_NAME}; ${forwarded ? 'fwd=stale' : 'hit'}; ttl=${ttlSeconds}; detail=${reason}`;
 }

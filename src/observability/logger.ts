@@ -58,7 +58,12 @@ export function createLogger(level: LogLevel, write?: (line: string) => void): L
   // Access batches go to stdout through their own SonicBoom in buffer mode (pino's is for strings);
   // both write whole lines, so lines never interleave. A `write` callback (tests, embedding) gets
   // each line as it is logged, as from pino.
-  const accessDest = write === undefined ? byteStdout() : null;
+  const accessDest =
+    write === undefined
+      ? byteStdout((err) => {
+          if (err.code !== 'EPIPE') main.error({ code: err.code ?? err.message }, 'cannot write the access log: access lines are dropped from now on');
+        })
+      : null;
   const access =
     accessDest === null
       ? new AccessLogWriter((chunk) => splitLines(chunk.toString('utf8'), write as (line: string) => void), 0)
@@ -91,11 +96,23 @@ export function createLogger(level: LogLevel, write?: (line: string) => void): L
 interface ByteSink {
   write(chunk: Buffer): boolean;
   flushSync(): void;
+  on(event: 'error', listener: (err: NodeJS.ErrnoException) => void): unknown;
 }
 
-function byteStdout(): ByteSink {
+/**
+ * A failed write is an 'error' event, thrown when nobody listens: with the reader of stdout gone
+ * (EPIPE) the next batch took the process down. As pino does for its own destination, the sink
+ * then stops writing; sonic-boom would otherwise keep every failed batch and retry it forever.
+ */
+function byteStdout(failed: (err: NodeJS.ErrnoException) => void): ByteSink {
   // sonic-boom's type definitions describe only its utf8 mode; in buffer mode write takes Buffers.
-  return new sonicBoom.SonicBoom({ fd: 1, sync: true, contentMode: 'buffer' }) as unknown as ByteSink;
+  const sink = new sonicBoom.SonicBoom({ fd: 1, sync: true, contentMode: 'buffer' }) as unknown as ByteSink;
+  sink.on('error', (err) => {
+    sink.write = () => true;
+    sink.flushSync = noop;
+    failed(err);
+  });
+  return sink;
 }
 
 /** A `write` callback gets one line per call, as pino gives it. */

@@ -135,7 +135,7 @@ export class ResourceKit {
     if (!this.#flights.has(path)) {
       this.#flights.run(path, () => load(path, a, b, traceOf(req, res.requestId))).catch((err: unknown) => this.#refreshFailed(path, err));
     }
-    this.#serveStale(req, res, stale, now, 'stale-while-revalidate');
+    this.#serveStale(req, res, stale, now, 'stale-while-revalidate', false);
   }
 
   /**
@@ -164,7 +164,8 @@ export class ResourceKit {
         cause: causeOf(err),
         staleSeconds: Math.floor((now - stale.expiresAtMs) / 1000),
       });
-      this.#serveStale(req, res, stale, now, 'stale-if-error');
+      // The open breaker refuses before anything is sent: then the request never went forward.
+      this.#serveStale(req, res, stale, now, 'stale-if-error', err.code !== 'HG_ERR_UPSTREAM_UNAVAILABLE');
       return;
     }
     res.upstreamMs = performance.now() - started;
@@ -179,10 +180,10 @@ export class ResourceKit {
   }
 
   /** Writes a stale entry with its true Age (above max-age) and says so in Cache-Status. */
-  #serveStale(req: IncomingMessage, res: HgResponse, rep: Representation, now: number, reason: StaleReason): void {
+  #serveStale(req: IncomingMessage, res: HgResponse, rep: Representation, now: number, reason: StaleReason, forwarded: boolean): void {
     res.cacheOutcome = 'stale';
     this.#ctx.cache.tally.stale++;
-    writeRepresentation(req, res, rep, now, staleStatus(rep.lifetimeSeconds - rep.ageAt(now), reason));
+    writeRepresentation(req, res, rep, now, staleStatus(rep.lifetimeSeconds - rep.ageAt(now), reason, forwarded));
   }
 
   /**

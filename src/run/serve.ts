@@ -55,6 +55,10 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
     new AggregatorRegistry(); // installs prom-client's worker-side listener for the primary's scrapes
     AggregatorRegistry.setRegistries([gateway.metrics.registry]);
   }
+  // Access lines wait up to 100 ms for their batch. Some exits are not ours to flush before: a
+  // cluster worker whose primary died is ended by Node itself (process.exit on the IPC
+  // disconnect), and an uncaught exception ends any process. 'exit' runs in all of them.
+  process.once('exit', () => logger.flush?.());
   // Signals are handled from here on, before listening: a SIGTERM that arrives while the
   // listener opens (a cluster stopping a worker it just started) drains instead of killing.
   let stopping = false;

@@ -33,7 +33,7 @@ export class CircuitBreaker {
   /** As the metrics gauge and readiness see it: half-open once the cooldown is over. */
   get state(): BreakerStateName {
     if (!this.#open) return 'closed';
-    return this.#clock.now() < this.#openUntilMs ? 'open' : 'half_open';
+    return this.#waitMs() > 0 ? 'open' : 'half_open';
   }
 
   /**
@@ -42,7 +42,7 @@ export class CircuitBreaker {
    */
   admit(): number {
     if (!this.#open) return PASS;
-    const wait = this.#openUntilMs - this.#clock.now();
+    const wait = this.#waitMs();
     if (wait > 0) return wait;
     if (this.#probing) return 1; // the probe is under way; its outcome decides soon
     this.#probing = true;
@@ -67,6 +67,15 @@ export class CircuitBreaker {
     }
     if (this.#open || this.#threshold === 0) return;
     if (++this.#failures >= this.#threshold) this.#trip();
+  }
+
+  /** Ms left of the cooldown (<= 0 when over). */
+  #waitMs(): number {
+    const now = this.#clock.now();
+    // The clock is the wall clock: stepped back (NTP, a resumed VM), it would keep the breaker
+    // open, and /readyz failing, for the size of the step. The cooldown never runs past its length.
+    if (this.#openUntilMs - now > this.#cooldownMs) this.#openUntilMs = now + this.#cooldownMs;
+    return this.#openUntilMs - now;
   }
 
   #trip(): void {

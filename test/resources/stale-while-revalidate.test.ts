@@ -43,7 +43,8 @@ describe('stale-while-revalidate', () => {
       assert.equal(res.status, 200);
       assert.equal(name(res), 'Customer 1');
       assert.equal(res.headers['age'], '61');
-      assert.equal(res.headers['cache-status'], 'hypergate; fwd=stale; ttl=-1; detail=stale-while-revalidate');
+      // RFC 9211: this request did not go forward (the refresh is another request), so it is a stale hit, not fwd=stale.
+      assert.equal(res.headers['cache-status'], 'hypergate; hit; ttl=-1; detail=stale-while-revalidate');
     }
     assert.equal(fx.upstream.hits('/customers/1'), 1, 'one refresh for the key');
     held.open();

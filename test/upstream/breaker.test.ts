@@ -72,6 +72,17 @@ describe('CircuitBreaker', () => {
     assert.equal(breaker.state, 'half_open', 'a late failure does not reopen it while the probe runs');
   });
 
+  test('a wall clock stepped back while open keeps it open for one cooldown at most, not for the size of the step', () => {
+    const { clock, breaker } = make(1);
+    breaker.failed(false);
+    clock.advance(-3_600_000); // NTP steps the clock back an hour, or a VM resumes
+    assert.equal(breaker.state, 'open');
+    assert.ok(breaker.admit() <= 1000, 'Retry-After is no longer than the cooldown');
+    clock.advance(1000);
+    assert.equal(breaker.state, 'half_open', '/readyz does not stay 503 for the hour');
+    assert.equal(breaker.admit(), PROBE);
+  });
+
   test('failures: 0 never opens', () => {
     const { breaker } = make(0);
     for (let i = 0; i < 100; i++) breaker.failed(false);
