@@ -117,7 +117,15 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
         logger.warn('could not fetch the JWKS', { event: 'jwks', error: (err as Error).message });
       },
     );
-    const cache = previous !== null && same(previous.config.cache, config.cache) ? previous.cache : new ResponseCache(config.cache, metrics.cache);
+    // Cached entries were rendered under the old exposed fields, Vary (CORS) and upstream: any
+    // change there, or to the cache's own settings, starts an empty cache rather than serve them.
+    const renderedAlike =
+      previous !== null &&
+      same(previous.config.cache, config.cache) &&
+      same(previous.config.resources, config.resources) &&
+      same(previous.config.cors, config.cors) &&
+      upstreamUrlOf(previous.config) === upstreamUrlOf(config);
+    const cache = renderedAlike ? previous.cache : new ResponseCache(config.cache, metrics.cache);
     const upstream =
       previous !== null && same(previous.config.upstream, config.upstream) && upstreamUrlOf(previous.config) === upstreamUrlOf(config)
         ? previous.upstream

@@ -131,7 +131,8 @@ export class TokenVerifier {
     this.tally.verified++;
     this.keysLoaded = true;
     const principal: Principal = {
-      subject: payload.sub,
+      // jose does not check that `sub` is a string (RFC 7519 section 4.1.2 says it is): anything else is no subject.
+      subject: typeof payload.sub === 'string' ? payload.sub : undefined,
       scopes: this.#sharedScopes(payload),
       expiresAtMs: (payload.exp ?? 0) * 1000,
       owner: this.#ownerClaim === null ? undefined : payload[this.#ownerClaim],

@@ -74,4 +74,12 @@ describe('verified-token cache', () => {
     assert.deepEqual([...p.scopes], ['["customers:read",["x"]]']);
     assert.equal((await get(`${fx.gw.url}/api/customers/1`, bearer(literal))).status, 403);
   });
+
+  test('a sub that is not a string (RFC 7519 section 4.1.2) counts as no subject', async () => {
+    for (const sub of [42, null, ['a']]) {
+      const token = await fx.token({ claims: { sub } as Record<string, unknown> });
+      assert.equal((await get(`${fx.gw.url}/api/customers/1`, bearer(token))).status, 200);
+      assert.equal(fx.gw.gateway.verifier.cached(token)?.subject, undefined, JSON.stringify(sub));
+    }
+  });
 });
