@@ -149,7 +149,14 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     return { config, keySource, verifier, cache, upstream, limiter, routes: router.routes, dispatch };
   }
 
-  let current = await buildPipeline(initial, null);
+  let current: Pipeline;
+  try {
+    current = await buildPipeline(initial, null);
+  } catch (err) {
+    // A bad key file or algorithm list fails the build: the embedded upstream must not outlive it.
+    await sample?.close();
+    throw err;
+  }
   metrics.setCacheEntriesSource(() => current.cache.size);
   // The breaker belongs to the upstream client, which a reload keeps unless upstream.* changed.
   metrics.setBreakerStateSource(() => current.upstream.breaker.state);

@@ -56,7 +56,13 @@ describe('key sources', () => {
     const key = await makeKey('ES256');
     const file = join(dir, 'ec.pem');
     writeFileSync(file, await key.publicPem());
+    const servers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'TCPServerWrap').length;
+    const before = servers();
     await assert.rejects(createGateway(configWith({ auth: { publicKeyFile: file, algorithms: ['RS256'] } })), (err: Error) => err instanceof KeySourceError && /auth\.algorithms/.test(err.message));
+    // Regression: the embedded sample upstream, started first, stayed listening after the failed build.
+    // A closed listener's handle is released a few loop turns later: wait for it, bounded.
+    for (let waited = 0; servers() > before && waited < 2000; waited += 10) await new Promise((done) => setTimeout(done, 10));
+    assert.equal(servers(), before, 'no listener left behind');
   });
 
   test('a private key given as auth.publicKeyFile is refused at start-up', async () => {
