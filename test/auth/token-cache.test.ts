@@ -82,4 +82,18 @@ describe('verified-token cache', () => {
       assert.equal(fx.gw.gateway.verifier.cached(token)?.subject, undefined, JSON.stringify(sub));
     }
   });
+
+  test('a token that shares its signature (the cache key) with a cached one but not its payload is verified, and refused', async () => {
+    const token = await fx.token({ claims: { sub: 'reader', scope: 'customers:read' } });
+    assert.equal((await get(`${fx.gw.url}/api/customers/1`, bearer(token))).status, 200);
+    const [header, payload, signature] = token.split('.') as [string, string, string];
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Record<string, unknown>;
+    const forged = `${header}.${Buffer.from(JSON.stringify({ ...claims, sub: 'admin', scope: 'customers:read customers:read:any' })).toString('base64url')}.${signature}`;
+    assert.equal(forged.slice(-16), token.slice(-16));
+    assert.equal(fx.gw.gateway.verifier.cached(forged), undefined);
+    const res = await get(`${fx.gw.url}/api/customers/1`, bearer(forged));
+    assert.equal(res.status, 401);
+    assert.match(String(res.headers['www-authenticate']), /invalid_token/);
+    assert.equal(fx.gw.gateway.verifier.cached(token)?.subject, 'reader', 'the genuine token is still cached');
+  });
 });
