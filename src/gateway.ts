@@ -117,7 +117,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
         logger.warn('could not fetch the JWKS', { event: 'jwks', error: (err as Error).message });
       },
     );
-    // Cached entries were rendered under the old exposed fields, Vary (CORS) and upstream: any
+    // Cached entries were rendered under the old exposed fields, Vary (CORS) and upstream; a
     // change there, or to the cache's own settings, starts an empty cache rather than serve them.
     const renderedAlike =
       previous !== null &&

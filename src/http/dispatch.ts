@@ -138,7 +138,7 @@ export function createDispatcher(
 }
 
 /**
- * True when the request carries a body (RFC 9112 section 6.3): any Transfer-Encoding, or a
+ * True when the request carries a body (RFC 9112 section 6.3), that is a Transfer-Encoding of any kind or a
  * Content-Length above 0. llhttp has already refused a malformed Content-Length.
  */
 function hasBody(req: IncomingMessage): boolean {
