@@ -41,12 +41,3 @@ export function spawnGateway(args: readonly string[], options: { env?: NodeJS.Pr
   listening.catch(() => {});
   return { child, stdout: () => out, stderr: () => err, listening, exited };
 }
-
-/** Polls until `ready()` is true (bounded); for output a child prints after it listens. */
-export async function waitFor(ready: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!ready()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

@@ -1,14 +1,13 @@
-import assert from 'node:assert/strict';
-
 /**
- * Waits for something the gateway does in the background (a refresh stored, requests queued),
- * polling every few ms, and fails after `timeoutMs`. No test asserts on how long it took.
+ * Polls until `ready()` is true, and fails after `timeoutMs`: for something done in the
+ * background (a refresh stored, requests queued, a line a child prints). No test asserts on how
+ * long it took.
  */
-export async function until(what: string, done: () => boolean, timeoutMs = 10_000): Promise<void> {
+export async function waitFor(ready: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
+  while (!ready()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
   }
 }
 

@@ -8,7 +8,8 @@ import { promisify } from 'node:util';
 import { after, describe, test } from 'node:test';
 import { bearer, get } from '../helpers/gateway.ts';
 import { makeKey, signToken } from '../helpers/keys.ts';
-import { ROOT, spawnGateway, waitFor } from '../helpers/process.ts';
+import { ROOT, spawnGateway } from '../helpers/process.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { startTestUpstream } from '../helpers/upstream.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hypergate-main-'));

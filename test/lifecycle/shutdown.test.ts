@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { makeKey, signToken } from '../helpers/keys.ts';
-import { spawnGateway, waitFor, type GatewayProcess } from '../helpers/process.ts';
+import { spawnGateway, type GatewayProcess } from '../helpers/process.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { defaultRecord, startTestUpstream, type TestUpstream } from '../helpers/upstream.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hypergate-shutdown-'));

@@ -3,7 +3,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { createLogger } from '../../src/observability/logger.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get } from '../helpers/gateway.ts';
-import { gate, until } from '../helpers/wait.ts';
+import { gate, waitFor } from '../helpers/wait.ts';
 
 const MAX_AGE_MS = 60_000;
 
@@ -48,7 +48,7 @@ describe('stale-while-revalidate', () => {
     }
     assert.equal(fx.upstream.hits('/customers/1'), 1, 'one refresh for the key');
     held.open();
-    await until('the refresh to be stored', () => freshIn(1));
+    await waitFor(() => freshIn(1), 'the refresh to be stored');
     const after = await read(1);
     assert.equal(name(after), 'Renamed');
     assert.equal(after.headers['age'], '0');
@@ -63,12 +63,12 @@ describe('stale-while-revalidate', () => {
     const res = await read(2);
     assert.equal(res.status, 200);
     assert.match(res.headers['cache-status'] as string, /detail=stale-while-revalidate/);
-    await until('the failure to be logged', () => records().some((r) => r['msg'] === 'background refresh failed' && r['path'] === '/api/customers/2'));
+    await waitFor(() => records().some((r) => r['msg'] === 'background refresh failed' && r['path'] === '/api/customers/2'), 'the failure to be logged');
     const line = records().find((r) => r['msg'] === 'background refresh failed');
     assert.equal(line?.['level'], 40);
     assert.equal(line?.['code'], 'HG_ERR_UPSTREAM_BAD_GATEWAY');
     assert.equal((await read(2)).status, 200, 'still answered from the stale entry');
-    await until('the second refresh to settle', () => fx.upstream.active() === 0 && records().filter((r) => r['msg'] === 'background refresh failed').length >= 2);
+    await waitFor(() => fx.upstream.active() === 0 && records().filter((r) => r['msg'] === 'background refresh failed').length >= 2, 'the second refresh to settle');
     assert.equal(fx.upstream.hits('/customers/2'), 3, 'the first load, then one refresh per request after a failure');
     assert.deepEqual(unhandled, []);
   });
@@ -78,7 +78,7 @@ describe('stale-while-revalidate', () => {
     fx.clock.advance(MAX_AGE_MS + 1_000);
     fx.upstream.on('/customers/3', { kind: 'json', status: 404, body: {} });
     assert.equal((await read(3)).status, 200);
-    await until('the entry to be dropped', () => fx.gw.gateway.cache.get('/api/customers/3') === undefined);
+    await waitFor(() => fx.gw.gateway.cache.get('/api/customers/3') === undefined, 'the entry to be dropped');
     assert.equal((await read(3)).status, 404);
   });
 
@@ -124,7 +124,7 @@ describe('stale-while-revalidate with the breaker open', () => {
       const hits = fx.upstream.hits();
       for (let i = 0; i < 5; i++) assert.match((await get(`${fx.gw.url}/api/customers/1`, auth)).headers['cache-status'] as string, /detail=stale-while-revalidate/);
       const msgs = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r['path'] === '/api/customers/1' && r['msg'] !== 'request');
-      await until('the refused refreshes to be logged', () => msgs().filter((r) => r['msg'] === 'background refresh refused by the open circuit breaker').length === 5);
+      await waitFor(() => msgs().filter((r) => r['msg'] === 'background refresh refused by the open circuit breaker').length === 5, 'the refused refreshes to be logged');
       assert.ok(msgs().every((r) => r['level'] === 20), 'debug only');
       assert.equal(fx.upstream.hits(), hits, 'the upstream was not asked');
     } finally {

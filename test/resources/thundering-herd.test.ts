@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer } from '../helpers/gateway.ts';
-import { gate, until } from '../helpers/wait.ts';
+import { gate, waitFor } from '../helpers/wait.ts';
 
 const N = 1000;
 
@@ -36,7 +36,7 @@ describe('thundering herd', () => {
     fx.upstream.on('/customers/1', { kind: 'wait', until: held.promise, then: { kind: 'json', body: { id: 1, name: 'Herd', status: 'active' } } });
     const answers = Promise.all(Array.from({ length: N }, () => read('/api/customers/1')));
     // The upstream answers only once every request is in the gateway, so they all overlap.
-    await until(`${N} requests in flight`, () => fx.gw.gateway.metrics.inFlight === N);
+    await waitFor(() => fx.gw.gateway.metrics.inFlight === N, `${N} requests in flight`);
     held.open();
     const done = await answers;
     assert.ok(done.every((r) => r.status === 200));
@@ -55,7 +55,7 @@ describe('thundering herd', () => {
     }
     const answers = Promise.all(ids.map((id) => read(`/api/customers/${id}`)));
     // Every request waits in the gateway and the upstream pool is full before anything is answered.
-    await until(`${N} requests in flight and 8 at the upstream`, () => fx.gw.gateway.metrics.inFlight === N && fx.upstream.active() === 8);
+    await waitFor(() => fx.gw.gateway.metrics.inFlight === N && fx.upstream.active() === 8, `${N} requests in flight and 8 at the upstream`);
     held.open();
     const done = await answers;
     assert.ok(done.every((r) => r.status === 200));

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { get } from '../helpers/gateway.ts';
 import { freePort } from '../helpers/main-process.ts';
-import { spawnGateway, waitFor } from '../helpers/process.ts';
+import { spawnGateway } from '../helpers/process.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hypergate-orphan-'));
 

@@ -6,7 +6,7 @@ import { ManualClock } from '../helpers/clock.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get, problemOf } from '../helpers/gateway.ts';
 import { sample } from '../helpers/metrics.ts';
-import { gate, until } from '../helpers/wait.ts';
+import { gate, waitFor } from '../helpers/wait.ts';
 
 describe('CircuitBreaker', () => {
   const make = (failures = 3, cooldownMs = 1000) => {
@@ -142,7 +142,7 @@ describe('the upstream circuit breaker in a gateway', () => {
     const probeId = fresh();
     fx.upstream.on(`/customers/${probeId}`, { kind: 'wait', until: held.promise, then: { kind: 'json', body: { id: probeId, name: 'Probe', status: 'active' } } });
     const probe = read(probeId);
-    await until('the probe to reach the upstream', () => fx.upstream.hits() === 1);
+    await waitFor(() => fx.upstream.hits() === 1, 'the probe to reach the upstream');
     const others = await Promise.all(Array.from({ length: 10 }, () => read(fresh())));
     assert.ok(others.every((r) => r.status === 503 && r.headers['retry-after'] === '1'), 'misses during the probe fail fast');
     assert.equal(fx.upstream.hits(), 1, 'exactly one probe reached the upstream');
