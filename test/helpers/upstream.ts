@@ -38,15 +38,6 @@ export interface TestUpstream {
   close(): Promise<void>;
 }
 
-/** A loopback port nothing listens on (it was bound, then closed): connecting to it is refused. */
-export async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 /** Default record: the seed's customer fields plus some the gateway must not expose by default. */
 export function defaultRecord(id: number): Record<string, unknown> {
   return { id, name: `Customer ${id}`, status: id % 2 === 0 ? 'active' : 'inactive', email: `c${id}@example.com`, internalNote: 'secret' };

@@ -5,7 +5,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get, problemOf, startGateway } from '../helpers/gateway.ts';
 import { makeKey, signToken, startJwksServer } from '../helpers/keys.ts';
-import { closedPort } from '../helpers/upstream.ts';
+import { freePort } from '../helpers/main-process.ts';
 
 describe('upstream failures map to problems', () => {
   let fx: Fixture;
@@ -70,7 +70,8 @@ describe('upstream failures map to problems', () => {
 
 describe('upstream connectivity', () => {
   test('a refused connection is 502', async () => {
-    const port = await closedPort();
+    // A port that was free a moment ago: nothing listens there, so connecting is refused.
+    const port = await freePort();
     const key = await makeKey();
     const jwks = await startJwksServer([key.publicJwk]);
     const gw = await startGateway({ upstream: { url: `http://127.0.0.1:${port}` }, auth: { jwksUrl: jwks.url } });

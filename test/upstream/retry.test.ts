@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get, problemOf } from '../helpers/gateway.ts';
+import { freePort } from '../helpers/main-process.ts';
 import { sample } from '../helpers/metrics.ts';
-import { closedPort } from '../helpers/upstream.ts';
 
 const record = (id: number) => ({ kind: 'json', body: { id, name: `Customer ${id}`, status: 'active' } }) as const;
 
@@ -75,7 +75,8 @@ describe('upstream retries', () => {
 
 describe('upstream retries and the breaker', () => {
   test('a refused connection is tried twice, and each attempt counts against the breaker', async () => {
-    const port = await closedPort();
+    // A port that was free a moment ago: nothing listens there, so connecting is refused.
+    const port = await freePort();
     const fx = await startFixture({ upstream: { url: `http://127.0.0.1:${port}`, breaker: { failures: 2 } } });
     try {
       const auth = bearer(await fx.token());
