@@ -5,6 +5,7 @@ import { CircuitBreaker, PASS, PROBE } from '../../src/upstream/breaker.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get, problemOf } from '../helpers/gateway.ts';
+import { assertProblem } from '../helpers/hostile.ts';
 import { sample } from '../helpers/metrics.ts';
 import { gate, waitFor } from '../helpers/wait.ts';
 
@@ -121,11 +122,7 @@ describe('the upstream circuit breaker in a gateway', () => {
     await open();
     assert.equal(fx.upstream.hits(), 3);
     const res = await read(fresh());
-    assert.equal(res.status, 503);
-    assert.equal(res.headers['content-type'], 'application/problem+json');
-    assert.equal(problemOf(res).code, 'HG_ERR_UPSTREAM_UNAVAILABLE');
-    assert.equal(problemOf(res).type, 'urn:hypergate:problem:upstream-unavailable');
-    assert.equal(res.headers['retry-after'], '5');
+    assertProblem(res, { status: 503, code: 'HG_ERR_UPSTREAM_UNAVAILABLE', headers: { 'retry-after': '5' } });
     fx.clock.advance(2100);
     assert.equal((await read(fresh())).headers['retry-after'], '3', 'the rest of the cooldown, rounded up');
     for (let i = 0; i < 10; i++) assert.equal((await read(fresh())).status, 503);
