@@ -30,6 +30,11 @@ export class Access {
     return this.#ownerClaim !== null;
   }
 
+  /** Rate limiting is on: authorized routes may answer 429 (the OpenAPI document lists it). */
+  get rateLimited(): boolean {
+    return this.#limiter !== null;
+  }
+
   /** The route's base scope only (API root, OpenAPI document). */
   any(req: IncomingMessage): Principal | Promise<Principal> {
     const { verifier, config } = this.#ctx;

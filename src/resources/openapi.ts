@@ -26,7 +26,7 @@ export function openApiRoutes(ctx: GatewayContext, kit: ResourceKit, access: Acc
     const now = clock.now();
     let rep = cache.fresh(OPENAPI_PATH, now);
     if (rep === undefined) {
-      body ??= JSON.stringify(generateOpenApi(table(), { title: 'hypergate', version: VERSION, requiredScope: config.auth.requiredScope, readAnyScope: config.auth.readAnyScope, rateLimited: (config.rateLimit.requestsPerSecond ?? 0) > 0 }));
+      body ??= JSON.stringify(generateOpenApi(table(), { title: 'hypergate', version: VERSION, requiredScope: config.auth.requiredScope, readAnyScope: config.auth.readAnyScope, rateLimited: access.rateLimited }));
       const f = kit.localFreshness();
       rep = new Representation(body, 'application/json', f.cacheControl, f.storedAtMs, f.expiresAtMs, kit.vary);
       cache.set(OPENAPI_PATH, rep);
