@@ -3,16 +3,11 @@ import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../src/observability/logger.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get } from '../helpers/gateway.ts';
-
-function capture(level: 'info' | 'debug' = 'info') {
-  const lines: string[] = [];
-  const logger = createLogger(level, (line) => lines.push(line));
-  return { logger, lines, records: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
-}
+import { captureLog } from '../helpers/log.ts';
 
 describe('access log', () => {
   let fx: Fixture;
-  const log = capture('debug');
+  const log = captureLog('debug');
   before(async () => {
     fx = await startFixture({}, { logger: log.logger });
   });
@@ -80,7 +75,7 @@ describe('access log', () => {
   });
 
   it('redacts authorization and token fields even if a caller logs them', () => {
-    const { logger, lines } = capture();
+    const { logger, lines } = captureLog();
     logger.info('careless', { authorization: 'Bearer abc.def.ghi', token: 'abc.def.ghi' });
     assert.equal(lines.join('').includes('abc.def.ghi'), false);
   });
@@ -88,7 +83,7 @@ describe('access log', () => {
 
 describe('log settings', () => {
   it('writes no access lines when log.access is false, but still logs errors', async () => {
-    const log = capture();
+    const log = captureLog();
     const fx = await startFixture({ log: { access: false } }, { logger: log.logger });
     try {
       await get(`${fx.gw.url}/api/customers/1`, bearer(await fx.token()));
@@ -102,7 +97,7 @@ describe('log settings', () => {
   });
 
   it('honours log.level and can change it at run time', () => {
-    const { logger, records } = capture();
+    const { logger, records } = captureLog();
     const quiet = createLogger('warn', () => {});
     quiet.info('ignored');
     logger.debug('hidden');

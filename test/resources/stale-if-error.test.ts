@@ -1,16 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { createLogger } from '../../src/observability/logger.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get, problemOf, type HttpAnswer } from '../helpers/gateway.ts';
+import { captureLog } from '../helpers/log.ts';
 import { sample } from '../helpers/metrics.ts';
 import type { UpstreamBehaviour } from '../helpers/upstream.ts';
-
-function capture() {
-  const lines: string[] = [];
-  const logger = createLogger('debug', (line) => lines.push(line));
-  return { logger, records: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
-}
 
 const MAX_AGE_MS = 60_000;
 
@@ -25,7 +19,7 @@ function assertStale(res: HttpAnswer, ageSeconds: number, forwarded = true): voi
 describe('stale-if-error', () => {
   let fx: Fixture;
   let auth: Record<string, string>;
-  const log = capture();
+  const log = captureLog('debug');
   const read = (path: string, headers: Record<string, string> = {}) => get(`${fx.gw.url}${path}`, { ...auth, ...headers });
 
   before(async () => {

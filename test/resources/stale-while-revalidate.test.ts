@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { createLogger } from '../../src/observability/logger.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get } from '../helpers/gateway.ts';
+import { captureLog } from '../helpers/log.ts';
 import { gate, waitFor } from '../helpers/wait.ts';
 
 const MAX_AGE_MS = 60_000;
@@ -10,8 +10,8 @@ const MAX_AGE_MS = 60_000;
 describe('stale-while-revalidate', () => {
   let fx: Fixture;
   let auth: Record<string, string>;
-  const lines: string[] = [];
-  const records = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  const log = captureLog('debug');
+  const records = log.records;
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown): void => {
     unhandled.push(reason);
@@ -22,7 +22,7 @@ describe('stale-while-revalidate', () => {
 
   before(async () => {
     process.on('unhandledRejection', onUnhandled);
-    fx = await startFixture({ cache: { staleWhileRevalidateSeconds: 30 } }, { logger: createLogger('debug', (line) => lines.push(line)) });
+    fx = await startFixture({ cache: { staleWhileRevalidateSeconds: 30 } }, { logger: log.logger });
     auth = bearer(await fx.token({ expiresIn: 24 * 3600 }));
   });
   beforeEach(() => fx.upstream.reset());
@@ -110,10 +110,10 @@ describe('stale-while-revalidate off (the default)', () => {
 
 describe('stale-while-revalidate with the breaker open', () => {
   test('entries keep answering and the refused refreshes are not warnings', async () => {
-    const lines: string[] = [];
+    const log = captureLog('debug');
     const fx = await startFixture(
       { cache: { staleWhileRevalidateSeconds: 30 }, upstream: { breaker: { failures: 1, cooldownMs: 600_000 } } },
-      { logger: createLogger('debug', (line) => lines.push(line)) },
+      { logger: log.logger },
     );
     try {
       const auth = bearer(await fx.token({ expiresIn: 3600 }));
@@ -123,7 +123,7 @@ describe('stale-while-revalidate with the breaker open', () => {
       fx.clock.advance(MAX_AGE_MS + 1_000);
       const hits = fx.upstream.hits();
       for (let i = 0; i < 5; i++) assert.match((await get(`${fx.gw.url}/api/customers/1`, auth)).headers['cache-status'] as string, /detail=stale-while-revalidate/);
-      const msgs = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r['path'] === '/api/customers/1' && r['msg'] !== 'request');
+      const msgs = () => log.records().filter((r) => r['path'] === '/api/customers/1' && r['msg'] !== 'request');
       await waitFor(() => msgs().filter((r) => r['msg'] === 'background refresh refused by the open circuit breaker').length === 5, 'the refused refreshes to be logged');
       assert.ok(msgs().every((r) => r['level'] === 20), 'debug only');
       assert.equal(fx.upstream.hits(), hits, 'the upstream was not asked');
