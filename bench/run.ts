@@ -57,8 +57,8 @@ async function main(): Promise<void> {
       if (opts.record) appendResults(resolve(ROOT, 'bench/RESULTS.md'), runInfo(opts.tool, { profile: 'hot', connections: opts.connections, duration: `${opts.seconds}s` }), summary);
       return;
     }
-    const servers: ServerSpec[] = opts.compare === null ? opts.servers.map((n) => SERVERS[n] as ServerSpec) : [hypergate(), hypergate(`hypergate@${basename(opts.compare)}`, opts.compare)];
-    const reference = opts.compare === null ? 'baseline' : `hypergate@${basename(opts.compare)}`;
+    const servers: ServerSpec[] = opts.compare === null ? opts.servers.map((n) => SERVERS[n] as ServerSpec) : [hypergate(), ...opts.compare.map((dir) => hypergate(checkoutName(dir), dir))];
+    const reference = opts.compare === null ? 'baseline' : checkoutName(opts.compare[0] as string);
     const records: RunRecord[] = [];
     const extras: Record<string, number> = {};
     for (const scenario of SCENARIOS.filter((s) => opts.scenarios.includes(s.name))) {
@@ -84,9 +84,10 @@ async function main(): Promise<void> {
     }
     for (const row of rows.filter((r) => r.scenario === 'herd' && r.server !== 'baseline')) notes.push(`herd: ${row.server} made ${row.upstreamRequests} upstream request(s) for 1,000 concurrent requests`);
     if (opts.compare !== null) {
-      for (const row of rows.filter((r) => r.server === 'hypergate')) {
+      for (const row of rows.filter((r) => r.server !== reference)) {
         const ref = rows.find((r) => r.scenario === row.scenario && r.server === reference);
-        if (ref !== undefined) notes.push(`${row.scenario}: this checkout does ${(row.ratio ?? 0).toFixed(3)}× the req/s and ${(row.cpuUsPerRequest / ref.cpuUsPerRequest).toFixed(3)}× the CPU per request of ${reference}`);
+        const who = row.server === 'hypergate' ? 'this checkout' : row.server;
+        if (ref !== undefined) notes.push(`${row.scenario}: ${who} does ${(row.ratio ?? 0).toFixed(3)}× the req/s and ${(row.cpuUsPerRequest / ref.cpuUsPerRequest).toFixed(3)}× the CPU per request of ${reference}`);
       }
     }
     const text = `${table(rows, reference)}\n${notes.map((n) => `\n- ${n}`).join('')}\n`;
@@ -98,7 +99,7 @@ async function main(): Promise<void> {
       rounds: opts.rounds,
       accessLog: opts.accessLog ? 'on' : 'off',
       taskset: hasTaskset ? 'servers core 0, load core 1' : 'none',
-      ...(opts.compare === null ? {} : { compare: opts.compare }),
+      ...(opts.compare === null ? {} : { compare: opts.compare.join(', ') }),
     });
     const json = writeJson(opts.resultsDir, info, { summary: rows, extras, records });
     say(`raw results: ${json}`);
@@ -110,6 +111,11 @@ async function main(): Promise<void> {
     await upstream.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** How a --compare checkout is named in the tables: hypergate@<folder>. */
+function checkoutName(dir: string): string {
+  return `hypergate@${basename(dir)}`;
 }
 
 main().catch((err: unknown) => {

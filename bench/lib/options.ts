@@ -19,7 +19,8 @@ export const USAGE = `usage: npm run bench -- [options]
                       (implies --no-record)
   --no-record         do not append to bench/RESULTS.md
   --results-dir DIR   where the raw JSON goes (default bench/results)
-  --compare DIR       hypergate from this checkout against the one in DIR (default scenario: hot)
+  --compare DIR[,DIR] hypergate from this checkout against the one in each DIR, interleaved; the
+                      first DIR is the reference of the ratios (default scenario: hot)
   --profile           run hot against hypergate under node --cpu-prof; print the top frames
   --help              this text`;
 
@@ -35,7 +36,8 @@ export interface Options {
   readonly quick: boolean;
   readonly record: boolean;
   readonly resultsDir: string;
-  readonly compare: string | null;
+  /** Other checkouts to measure against (the first is the reference); null without --compare. */
+  readonly compare: readonly string[] | null;
   readonly profile: boolean;
 }
 
@@ -83,7 +85,7 @@ export function parseOptions(argv: readonly string[]): Options | null {
     // A smoke run's figures mean nothing: never recorded.
     record: !quick && !args.has('--no-record'),
     resultsDir: resolve(String(args.get('--results-dir') ?? resolve(ROOT, 'bench/results'))),
-    compare: typeof compare === 'string' ? resolve(compare) : null,
+    compare: typeof compare === 'string' ? compare.split(',').filter(Boolean).map((dir) => resolve(dir)) : null,
     profile: args.has('--profile'),
   };
 }

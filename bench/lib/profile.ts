@@ -3,12 +3,12 @@
  * measured part of the profile, by function and place: where a cache hit's time goes.
  */
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { runLoad } from './load.ts';
 import type { Options } from './options.ts';
 import { ROOT } from './proc.ts';
 import { SCENARIOS, type PrepareContext, type Scenario } from './scenarios.ts';
-import { hypergate, type StartContext } from './servers.ts';
+import { hypergate, type ServerSpec, type StartContext } from './servers.ts';
 
 interface ProfileNode {
   readonly id: number;
@@ -67,32 +67,45 @@ export function topFrames(file: string, count = 25, window?: { readonly fromUs: 
   return { frames, busyMs: busyUs / 1000, idleMs: idleUs / 1000 };
 }
 
-export function framesTable(frames: readonly Frame[]): string {
-  const lines = ['| self % (of busy) | self ms | frame |', '| ---: | ---: | --- |'];
-  for (const f of frames) lines.push(`| ${f.percent.toFixed(1)} | ${f.selfMs.toFixed(0)} | \`${f.frame}\` |`);
+/** `requests`: how many the profiled load answered, to give each frame's time per request. */
+export function framesTable(frames: readonly Frame[], requests?: number): string {
+  const perRequest = requests !== undefined && requests > 0;
+  const lines = [`| self % (of busy) | self ms |${perRequest ? ' µs/request |' : ''} frame |`, `| ---: | ---: |${perRequest ? ' ---: |' : ''} --- |`];
+  for (const f of frames) lines.push(`| ${f.percent.toFixed(1)} | ${f.selfMs.toFixed(0)} |${perRequest ? ` ${((f.selfMs * 1000) / requests).toFixed(3)} |` : ''} \`${f.frame}\` |`);
   return lines.join('\n');
 }
 
-/** --profile: hot against hypergate under --cpu-prof; the profile is written when it exits on SIGTERM. */
+/**
+ * --profile: hot against hypergate under --cpu-prof (the profile is written when it exits on
+ * SIGTERM); with --compare, then against each other checkout, so the lists of frames can be
+ * read side by side in µs per request.
+ */
 export async function profileHot(opts: Options, start: StartContext, prep: PrepareContext, dir: string): Promise<string> {
-  const profDir = join(dir, 'cpu-prof');
-  const spec = hypergate();
+  const specs = [hypergate()];
+  for (const dir of opts.compare ?? []) specs.push(hypergate(`hypergate@${basename(dir)}`, dir));
+  const summaries: string[] = [];
+  for (const [i, spec] of specs.entries()) summaries.push(await profileOne(spec, opts, start, prep, join(dir, `cpu-prof-${i}`)));
+  return summaries.join('\n');
+}
+
+async function profileOne(spec: ServerSpec, opts: Options, start: StartContext, prep: PrepareContext, profDir: string): Promise<string> {
   const ctx = { ...start, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] };
   const prepared = (SCENARIOS.find((s) => s.name === 'hot') as Scenario).prepare(prep);
   const server = await spec.start(ctx);
   const url = `http://127.0.0.1:${server.port}`;
   if (opts.warmSeconds > 0) await runLoad(opts.tool, url, prepared.load, opts.connections, opts.warmSeconds);
   const fromUs = Number(process.hrtime.bigint() / 1000n);
-  await runLoad(opts.tool, url, prepared.load, opts.connections, opts.seconds);
+  const load = await runLoad(opts.tool, url, prepared.load, opts.connections, opts.seconds);
   const toUs = Number(process.hrtime.bigint() / 1000n);
   await server.stop('SIGTERM');
   const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
-  if (file === undefined) throw new Error('hypergate wrote no CPU profile');
-  const { frames, busyMs, idleMs } = topFrames(join(profDir, file), 25, { fromUs, toUs });
+  if (file === undefined) throw new Error(`${spec.name} wrote no CPU profile`);
+  const { frames, busyMs, idleMs } = topFrames(join(profDir, file), 30, { fromUs, toUs });
   mkdirSync(opts.resultsDir, { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  copyFileSync(join(profDir, file), join(opts.resultsDir, `hot-${stamp}.cpuprofile`));
-  const summary = `CPU profile of hypergate under hot (${opts.tool}, ${opts.connections} connections, ${opts.seconds} s after ${opts.warmSeconds} s of warm-up; samples of the measured part only): busy ${busyMs.toFixed(0)} ms, idle ${idleMs.toFixed(0)} ms. Top self-time frames:\n\n${framesTable(frames)}\n`;
-  writeFileSync(join(opts.resultsDir, `profile-${stamp}.md`), summary);
+  copyFileSync(join(profDir, file), join(opts.resultsDir, `hot-${spec.name.replace(/[^\w.-]/g, '_')}-${stamp}.cpuprofile`));
+  const busyUsPerRequest = (busyMs * 1000) / Math.max(1, load.requests);
+  const summary = `CPU profile of ${spec.name} under hot (${opts.tool}, ${opts.connections} connections, ${opts.seconds} s after ${opts.warmSeconds} s of warm-up; samples of the measured part only): ${load.requests} requests, busy ${busyMs.toFixed(0)} ms (${busyUsPerRequest.toFixed(2)} µs a request), idle ${idleMs.toFixed(0)} ms. Top self-time frames:\n\n${framesTable(frames, load.requests)}\n`;
+  writeFileSync(join(opts.resultsDir, `profile-${spec.name.replace(/[^\w.-]/g, '_')}-${stamp}.md`), summary);
   return summary;
 }

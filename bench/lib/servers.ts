@@ -5,7 +5,8 @@
  * runs in a process of its own on the same core, so the load generator's core stays clean.
  */
 import type { ChildProcess } from 'node:child_process';
-import { resolve } from 'node:path';
+import { existsSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { AUDIENCE, ISSUER } from './jwt.ts';
 import { freePort, nodeArgv, SERVER_CORE, spawnPinned, stop, waitListening } from './proc.ts';
 
@@ -62,6 +63,7 @@ function cleanEnv(): NodeJS.ProcessEnv {
  * config/default.json (admin listener off unless `extraEnv` sets it).
  */
 export function hypergate(name = 'hypergate', root = resolve(import.meta.dirname, '../..'), extraEnv: Readonly<Record<string, string>> = {}): ServerSpec {
+  if (!existsSync(resolve(root, 'src/config/env.ts'))) return legacyHypergate(name, root);
   return {
     name,
     start: (ctx) =>
@@ -80,6 +82,27 @@ export function hypergate(name = 'hypergate', root = resolve(import.meta.dirname
         },
         cwd: root,
       })),
+  };
+}
+
+/**
+ * hypergate from a checkout older than the HYPERGATE_<SECTION>_<KEY> variables (before the
+ * operations features, which `--compare` measures against): it reads only HYPERGATE_PORT and
+ * HYPERGATE_UPSTREAM_URL, so its auth settings go in a config file. It has no access log or
+ * admin listener to switch.
+ */
+function legacyHypergate(name: string, root: string): ServerSpec {
+  return {
+    name,
+    start: (ctx) => {
+      const configFile = resolve(dirname(ctx.capturePath), `${name.replace(/[^\w.-]/g, '_')}.config.json`);
+      writeFileSync(configFile, JSON.stringify({ auth: { publicKeyFile: ctx.publicKeyFile, issuer: ISSUER, audience: AUDIENCE } }));
+      return launch(name, (port) => ({
+        argv: nodeArgv(resolve(root, 'src/main.ts'), ['--config', configFile], ctx.nodeFlags),
+        env: { ...cleanEnv(), HYPERGATE_PORT: String(port), HYPERGATE_UPSTREAM_URL: ctx.upstreamUrl },
+        cwd: root,
+      }));
+    },
   };
 }
 
