@@ -49,31 +49,20 @@ export function createDispatcher(
   const metrics = observers?.metrics;
   const stats = metrics?.requests;
   const ids = observers?.ids ?? new RequestIds();
-  const access = observers?.accessLog === true && logger.access !== undefined ? logger : null;
+  const accessLog = observers?.accessLog === true ? (logger.accessLog ?? null) : null;
 
   function record(req: IncomingMessage, res: HgResponse): void {
     if (res.recorded) return;
     res.recorded = true;
-    const ms = performance.now() - res.startedAt;
+    const endedAt = performance.now();
+    const ms = endedAt - res.startedAt;
     // 499: the client went away before an answer was written (nginx's convention).
     const status = res.writableEnded ? res.statusCode : 499;
     if (metrics !== undefined) {
       metrics.inFlight--;
       stats?.observe(res.routeIndex, req.method, status, ms);
     }
-    if (access !== null) {
-      access.access?.({
-        reqId: res.requestId,
-        method: req.method,
-        path: pathOf(req.url ?? '/'),
-        status,
-        bytes: res.bytes,
-        ms,
-        upstreamMs: res.upstreamMs < 0 ? undefined : res.upstreamMs,
-        cache: res.cacheOutcome === '' ? undefined : res.cacheOutcome,
-        sub: (req as HgRequest).subject,
-      });
-    }
+    accessLog?.write(res.requestId, req.method, pathOf(req.url ?? '/'), status, res.bytes, ms, res.upstreamMs, res.cacheOutcome, (req as HgRequest).subject, endedAt);
   }
 
   function onClose(this: HgResponse): void {

@@ -5,29 +5,13 @@ import { AccessLogWriter } from './access-log.ts';
 
 export type LogFields = Readonly<Record<string, string | number | boolean | null | undefined>>;
 
-/** One access-log line: what happened to one request (README "Operating hypergate"). */
-export interface AccessLine {
-  readonly reqId: string;
-  readonly method: string | undefined;
-  readonly path: string;
-  readonly status: number;
-  readonly bytes: number;
-  /** Total time in the gateway, in ms (logged with three decimals). */
-  readonly ms: number;
-  /** Time waiting for the upstream, in ms; absent when the upstream was not asked. */
-  readonly upstreamMs: number | undefined;
-  /** hit, miss, collapsed, stale, bypass (not cacheable), or absent. */
-  readonly cache: string | undefined;
-  readonly sub: string | undefined;
-}
-
 export interface Logger {
   debug(msg: string, fields?: LogFields): void;
   info(msg: string, fields?: LogFields): void;
   warn(msg: string, fields?: LogFields): void;
   error(msg: string, fields?: LogFields): void;
-  /** Writes an access-log line; loggers without it log no access lines. */
-  access?(line: AccessLine): void;
+  /** Where access-log lines go; loggers without it log no access lines. */
+  readonly accessLog?: AccessLogWriter;
   /** Changes the level at run time (SIGHUP reload). */
   setLevel?(level: LogLevel): void;
   /** Writes out anything buffered; call before process.exit. */
@@ -74,7 +58,7 @@ export function createLogger(level: LogLevel, write?: (line: string) => void): L
     info: (msg, fields) => main.info(fields ?? {}, msg),
     warn: (msg, fields) => main.warn(fields ?? {}, msg),
     error: (msg, fields) => main.error(fields ?? {}, msg),
-    access: (line) => access.write(line),
+    accessLog: access,
     setLevel: (next) => {
       main.level = next;
       access.enabled = next !== 'silent';
