@@ -56,7 +56,7 @@ export function writeRepresentation(req: IncomingMessage, res: HgResponse, rep: 
   }
   res.bytes = rep.byteLength;
   res.writeHead(200, headers);
-  res.end(rep.body);
+  res.end(rep.body, rep.encoding);
 }
 
 /** What a resource read answers when the upstream fails and no stale entry may answer (route docs list them). */

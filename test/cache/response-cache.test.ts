@@ -28,6 +28,19 @@ describe('response cache', () => {
     assert.equal(fx.upstream.hits('/customers/101'), 1);
   });
 
+  test('a body with characters past ASCII is sent as UTF-8 with its byte length, on the miss and on the hit', async () => {
+    const name = 'Jos\u00e9 \u00d8stergaard \u{1F600}';
+    fx.upstream.on('/customers/105', { kind: 'json', body: { id: 105, name, status: 'active' } });
+    for (const outcome of ['miss', 'hit']) {
+      const res = await get(`${fx.gw.url}/api/customers/105`, auth);
+      assert.equal(res.status, 200, outcome);
+      assert.match(String(res.headers['cache-status']), outcome === 'miss' ? /fwd=miss/ : /; hit/);
+      assert.equal((res.json() as { name: string }).name, name, outcome);
+      assert.equal(Number(res.headers['content-length']), Buffer.byteLength(res.text), outcome);
+    }
+    assert.equal(fx.upstream.hits('/customers/105'), 1);
+  });
+
   test('Age counts whole seconds in the cache, and an expired entry is fetched again', async () => {
     await get(`${fx.gw.url}/api/customers/102`, auth);
     fx.clock.advance(10_500);
