@@ -11,6 +11,7 @@ import type { GatewayContext } from './context.ts';
 import { handleClientError, refuseConnect } from './http/client-error.ts';
 import { CorsPolicy } from './http/cors.ts';
 import { createDispatcher, type DrainState } from './http/dispatch.ts';
+import { KeepAliveSweeper } from './http/keep-alive.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { HgRequest, HgResponse } from './http/response.ts';
 import { createRouter, type RouteDef } from './http/router.ts';
@@ -168,7 +169,6 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     maxHeaderSize: s.maxHeaderBytes,
     headersTimeout: s.headersTimeoutMs,
     requestTimeout: s.requestTimeoutMs,
-    keepAliveTimeout: s.keepAliveTimeoutMs,
     connectionsCheckingInterval: Math.min(1000, s.headersTimeoutMs),
     // Node's own answer to a missing Host is a bare 400; the dispatcher answers it with a problem.
     requireHostHeader: false,
@@ -179,6 +179,8 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
   // Node drops header fields past maxHeadersCount without a word; keeping one more lets the
   // dispatcher see that the request went over server.maxHeaderCount and answer 431.
   server.maxHeadersCount = s.maxHeaderCount + 1;
+  // server.keepAliveTimeoutMs, without Node's per-request timer (see keep-alive.ts).
+  const keepAlive = new KeepAliveSweeper(server, s.keepAliveTimeoutMs);
   server.on('request', current.dispatch);
   server.on('clientError', handleClientError);
   server.on('connect', refuseConnect);
@@ -251,7 +253,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     current = pipeline;
     server.headersTimeout = next.server.headersTimeoutMs;
     server.requestTimeout = next.server.requestTimeoutMs;
-    server.keepAliveTimeout = next.server.keepAliveTimeoutMs;
+    keepAlive.setTimeout(next.server.keepAliveTimeoutMs);
     server.maxHeadersCount = next.server.maxHeaderCount + 1;
     logger.setLevel?.(next.log.level);
     if (pipeline.upstream !== previous.upstream) {
@@ -313,6 +315,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     close: (drainTimeoutMs = current.config.server.drainTimeoutMs) => {
       drainState.draining = true;
       closing ??= drain(server, drainTimeoutMs).then(async () => {
+        keepAlive.stop();
         if (adminServer !== null) await drain(adminServer, 0);
         await current.upstream.close();
         if (sample !== null) await sample.close();

@@ -5,6 +5,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 
 import { isSafeRequestId, RequestIds } from '../observability/request-id.ts';
+import { markBusy, markIdle } from './keep-alive.ts';
 import type { CorsPolicy } from './cors.ts';
 import { sendProblem } from './problem.ts';
 import type { HgRequest, HgResponse } from './response.ts';
@@ -55,6 +56,7 @@ export function createDispatcher(
     if (res.recorded) return;
     res.recorded = true;
     const endedAt = performance.now();
+    markIdle(req.socket, endedAt);
     const ms = endedAt - res.startedAt;
     // 499: the client went away before an answer was written (nginx's convention).
     const status = res.writableEnded ? res.statusCode : 499;
@@ -85,6 +87,7 @@ export function createDispatcher(
   const maxRawHeaders = limits.maxHeaderCount * 2;
 
   return function dispatch(req: IncomingMessage, res: HgResponse): void {
+    markBusy(req.socket);
     const incomingId = req.headers['x-request-id'];
     res.requestId = typeof incomingId === 'string' && isSafeRequestId(incomingId) ? incomingId : ids.next();
     if (metrics !== undefined) metrics.inFlight++;

@@ -143,4 +143,34 @@ describe('keep-alive time-out', () => {
     assert.match(parseRaw(text).head, /\r\nConnection: keep-alive(\r\n|$)/i);
     assert.ok(closed, 'the idle connection was closed');
   });
+
+  const get = (token: string, id: number): string => `GET /api/customers/${id} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`;
+  /** Statuses of answers that follow one another on a connection (a body does not end in CRLF). */
+  const answers = (text: string): number[] => [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+
+  test('a connection whose next request comes within the time-out stays open, request after request', async () => {
+    const token = await fx.token();
+    // Three requests 120 ms apart: 360 ms in all, each gap under the 200 ms time-out.
+    const { text, closed } = await rawExchange(fx.gw.port, [get(token, 10), get(token, 10), get(token, 10)], 4000, 120);
+    assert.deepEqual(answers(text), [200, 200, 200], text);
+    assert.ok(closed, 'closed once idle after the last answer');
+  });
+
+  test('a request slower than the time-out is answered: a connection is idle only between answers', async () => {
+    const token = await fx.token();
+    fx.upstream.on('/customers/11', { kind: 'delay', ms: 600, then: { kind: 'json', body: { id: 11, name: 'Slow', status: 'active' } } });
+    // A quick answer first, so the connection has been idle before the slow request arrives on it.
+    const { text } = await rawExchange(fx.gw.port, [get(token, 14), get(token, 11)], 4000, 100);
+    assert.deepEqual(answers(text), [200, 200], text);
+    assert.match(text, /"name":"Slow"/);
+  });
+
+  test('pipelined requests: the connection stays busy while a later one is still being answered', async () => {
+    const token = await fx.token();
+    fx.upstream.on('/customers/13', { kind: 'delay', ms: 600, then: { kind: 'json', body: { id: 13, name: 'Slow', status: 'active' } } });
+    // Both sent at once: the first answer ends at once, the second 600 ms later.
+    const { text } = await rawExchange(fx.gw.port, get(token, 12) + get(token, 13), 4000);
+    assert.deepEqual(answers(text), [200, 200], text);
+    assert.match(text, /"name":"Slow"/);
+  });
 });
