@@ -11,9 +11,9 @@ export function bytesOf(text: string): Uint8Array {
   return Buffer.from(text, 'latin1');
 }
 
-/** A loop, not `buf.set`: for pieces of a few bytes the call costs more than the copy (measured). */
 export function putBytes(buf: Uint8Array, pos: number, bytes: Uint8Array): number {
-  for (let i = 0; i < bytes.length; i++) buf[pos + i] = bytes[i] as number;
+  // One memmove: on `hot` 1.4% more throughput than a byte loop (bench/RESULTS.md).
+  buf.set(bytes, pos);
   return pos + bytes.length;
 }
 
