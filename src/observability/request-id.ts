@@ -22,20 +22,46 @@ export function isSafeRequestId(value: string): boolean {
   return true;
 }
 
+/** Ids made at a time: each block is one string, and each id a slice of it. */
+const BLOCK = 256;
+
 /**
  * Request ids made here: a random per-process prefix and a counter. Unique across processes and
- * restarts (the prefix has 72 random bits), and costs one string concatenation per request,
- * where randomUUID would cost a CSPRNG draw.
+ * restarts (the prefix has 72 random bits), where randomUUID would cost a CSPRNG draw per request.
+ *
+ * They are made 256 at a time, joined into one string, and handed out as slices of it. An id
+ * built by concatenation is a rope that Node's header check (a regular expression) and the
+ * access log must first flatten, a copy per request; a slice of a flat string is read in place.
+ * Measured on `hot`: 1.7% more throughput with flat ids (bench/RESULTS.md).
  */
 export class RequestIds {
   readonly #prefix: string;
   #next = 0;
+  #block = '';
+  /** Where each id of the block ends; the next one starts there. */
+  readonly #ends = new Uint32Array(BLOCK);
+  #index = BLOCK;
 
   constructor(prefix = randomBytes(9).toString('base64url')) {
     this.#prefix = `${prefix}-`;
   }
 
   next(): string {
-    return this.#prefix + (++this.#next).toString(36);
+    if (this.#index === BLOCK) this.#fill();
+    const i = this.#index++;
+    return this.#block.slice(i === 0 ? 0 : this.#ends[i - 1], this.#ends[i]);
+  }
+
+  #fill(): void {
+    const ids: string[] = [];
+    let end = 0;
+    for (let i = 0; i < BLOCK; i++) {
+      const id = this.#prefix + (++this.#next).toString(36);
+      ids.push(id);
+      end += id.length;
+      this.#ends[i] = end;
+    }
+    this.#block = ids.join('');
+    this.#index = 0;
   }
 }

@@ -56,6 +56,12 @@ describe('request identity', () => {
     const ids = new RequestIds('p');
     assert.deepEqual([ids.next(), ids.next()], ['p-1', 'p-2']);
     assert.notEqual(new RequestIds().next(), new RequestIds().next());
+    // Made in blocks of 256: the counter runs on across them, every id safe and distinct.
+    const many = Array.from({ length: 1000 }, () => ids.next());
+    assert.deepEqual(many.slice(253, 257), ['p-74', 'p-75', 'p-76', 'p-77'], 'ids 256 to 259 straddle the first block boundary');
+    assert.equal(new Set(many).size, many.length);
+    assert.ok(many.every((id) => isSafeRequestId(id)));
+    assert.equal(many.at(-1), `p-${(1002).toString(36)}`);
   });
 });
 
