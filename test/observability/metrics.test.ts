@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get } from '../helpers/gateway.ts';
 import { sample } from '../helpers/metrics.ts';
+import { RequestStats } from '../../src/observability/request-stats.ts';
 
 describe('metrics on the admin listener', () => {
   let fx: Fixture;
@@ -76,5 +77,27 @@ describe('metrics on the admin listener', () => {
       const res = await get(`${fx.gw.url}${path}`, bearer(await fx.token()));
       assert.equal(res.status, 404, path);
     }
+  });
+});
+
+describe('request tallies (RequestStats)', () => {
+  it('counts each route, method and status apart, however the requests interleave', () => {
+    const stats = new RequestStats();
+    const a = stats.routeIndex('/a/:id');
+    const b = stats.routeIndex('/b');
+    const seen: [number, string, number][] = [
+      [a, 'GET', 200], [a, 'GET', 200], [a, 'HEAD', 200], [a, 'GET', 404], [a, 'GET', 200],
+      [b, 'GET', 200], [a, 'GET', 200], [-1, 'GET', 404], [-1, 'PUT', 404], [-1, 'GET', 404], [b, 'GET', 200],
+    ];
+    for (const [route, method, status] of seen) stats.observe(route, method, status, 0.3);
+    const counts = Object.fromEntries([...stats.cells()].map((c) => [`${c.route} ${c.method} ${c.status}`, c.count]));
+    assert.deepEqual(counts, {
+      '/a/:id GET 200': 4,
+      '/a/:id HEAD 200': 1,
+      '/a/:id GET 404': 1,
+      '/b GET 200': 2,
+      'unmatched GET 404': 2,
+      'unmatched PUT 404': 1,
+    });
   });
 });
