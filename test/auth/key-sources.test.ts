@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -15,6 +15,8 @@ import { makeKey, signToken, startJwksServer } from '../helpers/keys.ts';
 import { startTestUpstream, type TestUpstream } from '../helpers/upstream.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hypergate-keys-'));
+// Removed once every test of the file has run.
+after(() => rmSync(dir, { recursive: true, force: true }));
 const running: Array<{ close(): Promise<void> }> = [];
 after(async () => {
   for (const r of running.reverse()) await r.close();

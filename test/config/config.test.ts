@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { configWith, loadConfig, readDefaults } from '../../src/config/load.ts';
 import { problemsOf } from '../helpers/config.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hypergate-config-'));
+// Removed once every test of the file has run.
+after(() => rmSync(dir, { recursive: true, force: true }));
 
 function writeConfig(name: string, value: unknown): string {
   const file = join(dir, name);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,8 @@ import { waitFor } from '../helpers/wait.ts';
 import { startTestUpstream } from '../helpers/upstream.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hypergate-main-'));
+// Removed once every test of the file has run.
+after(() => rmSync(dir, { recursive: true, force: true }));
 const devKeyDir = join(dir, 'dev-keys');
 
 function configFile(name: string, value: unknown): string {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +11,8 @@ import { waitFor } from '../helpers/wait.ts';
 import { defaultRecord, startTestUpstream, type TestUpstream } from '../helpers/upstream.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hypergate-shutdown-'));
+// Removed once every test of the file has run.
+after(() => rmSync(dir, { recursive: true, force: true }));
 const IN_FLIGHT = 200;
 
 interface World {

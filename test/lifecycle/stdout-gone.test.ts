@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { get } from '../helpers/gateway.ts';
 import { spawnGateway } from '../helpers/process.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hypergate-stdout-'));
+// Removed once every test of the file has run.
+after(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('a process whose stdout reader has gone', () => {
   test('keeps serving when an access-log batch meets EPIPE', async (t) => {

@@ -1,15 +1,17 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { get } from '../helpers/gateway.ts';
 import { freePort } from '../helpers/main-process.ts';
 import { spawnGateway } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hypergate-orphan-'));
+// Removed once every test of the file has run.
+after(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('a cluster worker whose primary dies', () => {
   test('writes its pending access lines before it exits', async (t) => {
