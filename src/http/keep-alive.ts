@@ -6,10 +6,13 @@ import { performance } from 'node:perf_hooks';
 const IN_FLIGHT = Symbol('hypergate.inFlight');
 /** performance.now() when its last answer ended; Infinity before its first request (server.headersTimeoutMs covers that wait). */
 const IDLE_SINCE = Symbol('hypergate.idleSince');
+/** socket.bytesRead when it last became idle: more since means its next request has begun. */
+const READ_AT_IDLE = Symbol('hypergate.readAtIdle');
 
 interface TrackedSocket extends Socket {
   [IN_FLIGHT]: number;
   [IDLE_SINCE]: number;
+  [READ_AT_IDLE]: number;
 }
 
 /** A request arrived on the connection: it is not idle until the answer ends, however long that takes. */
@@ -24,7 +27,10 @@ export function markIdle(socket: Socket, at: number): void {
   const tracked = socket as TrackedSocket;
   const left = (tracked[IN_FLIGHT] | 0) - 1;
   tracked[IN_FLIGHT] = left > 0 ? left : 0;
-  if (left <= 0) tracked[IDLE_SINCE] = at;
+  if (left <= 0) {
+    tracked[IDLE_SINCE] = at;
+    tracked[READ_AT_IDLE] = socket.bytesRead;
+  }
 }
 
 /** How often idle connections are looked for: a fifth of the time-out, within 50 ms to 1 s. */
@@ -42,10 +48,10 @@ export function sweepIntervalMs(timeoutMs: number): number {
  * `sweepIntervalMs` closes connections idle for the time-out or longer: one is closed between
  * timeoutMs and timeoutMs + the interval after its last answer.
  *
- * Two differences from Node's timer, both on the strict side: a connection that has begun its
- * next request but not finished the head counts as idle (Node's timer is refreshed by each byte),
- * and no `Keep-Alive: timeout=…` hint is sent (it is not part of HTTP/1.1, RFC 9112; clients
- * close idle connections on their own clock, undici's default being 4 s).
+ * Like Node's timer, it leaves alone a connection still writing an answer out to a slow reader and
+ * one whose next request has begun to arrive (bytes read since it became idle; the head then has
+ * server.headersTimeoutMs). Unlike it, no `Keep-Alive: timeout=…` hint is sent (it is not part of
+ * HTTP/1.1, RFC 9112; clients close idle connections on their own clock, undici's default being 4 s).
  * timeoutMs 0 keeps idle connections open, as Node's keepAliveTimeout 0 does.
  */
 export class KeepAliveSweeper {
@@ -60,6 +66,7 @@ export class KeepAliveSweeper {
       const tracked = socket as TrackedSocket;
       tracked[IN_FLIGHT] = 0;
       tracked[IDLE_SINCE] = Number.POSITIVE_INFINITY;
+      tracked[READ_AT_IDLE] = 0;
       this.#sockets.add(tracked);
       socket.once('close', () => this.#sockets.delete(tracked));
     });
@@ -79,10 +86,17 @@ export class KeepAliveSweeper {
     if (this.#timeoutMs <= 0) return 0;
     let closed = 0;
     for (const socket of this.#sockets) {
-      if (socket[IN_FLIGHT] === 0 && now - socket[IDLE_SINCE] >= this.#timeoutMs) {
-        socket.destroy();
-        closed++;
+      if (socket[IN_FLIGHT] !== 0 || now - socket[IDLE_SINCE] < this.#timeoutMs) continue;
+      // An answer still going out to a slow reader (a cache hit counts as answered once end() has
+      // queued it), or a next request whose head has begun (server.headersTimeoutMs covers that):
+      // not idle yet. Its idle time starts again from now.
+      if (socket.writableLength > 0 || socket.bytesRead !== socket[READ_AT_IDLE]) {
+        socket[IDLE_SINCE] = now;
+        socket[READ_AT_IDLE] = socket.bytesRead;
+        continue;
       }
+      socket.destroy();
+      closed++;
     }
     return closed;
   }

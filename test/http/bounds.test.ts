@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { parseRaw, rawExchange } from '../helpers/gateway.ts';
@@ -131,7 +132,12 @@ describe('keep-alive time-out', () => {
   let fx: Fixture;
   before(async () => {
     // A head time-out far beyond the test, so only server.keepAliveTimeoutMs can close the connection.
-    fx = await startFixture({ server: { keepAliveTimeoutMs: 200, headersTimeoutMs: 60_000, requestTimeoutMs: 60_000 } });
+    fx = await startFixture({
+      server: { keepAliveTimeoutMs: 200, headersTimeoutMs: 60_000, requestTimeoutMs: 60_000 },
+      // Room for one 24 MB customer (the slow reader below).
+      upstream: { maxResponseBytes: 64 * 1024 * 1024 },
+      cache: { maxBytes: 256 * 1024 * 1024 },
+    });
   });
   after(() => fx.close());
 
@@ -163,6 +169,39 @@ describe('keep-alive time-out', () => {
     const { text } = await rawExchange(fx.gw.port, [get(token, 14), get(token, 11)], 4000, 100);
     assert.deepEqual(answers(text), [200, 200], text);
     assert.match(text, /"name":"Slow"/);
+  });
+
+  test('a next request whose head begins within the time-out and ends after it is answered', async () => {
+    const token = await fx.token();
+    const next = get(token, 15);
+    const half = next.length >> 1;
+    // 150 ms apart: the first request, half of the next head (150 ms after the answer), the rest
+    // (300 ms after it, past the 200 ms time-out): the bytes in between show the request has begun.
+    const { text } = await rawExchange(fx.gw.port, [get(token, 15), next.slice(0, half), next.slice(half)], 4000, 150);
+    assert.deepEqual(answers(text), [200, 200], text);
+  });
+
+  test('a cache hit too large for the socket buffers reaches a client that reads it late, whole', async () => {
+    const token = await fx.token();
+    const name = 'x'.repeat(24 * 1024 * 1024);
+    fx.upstream.on('/customers/16', { kind: 'json', body: { id: 16, name, status: 'active' } });
+    await rawExchange(fx.gw.port, get(token, 16), 10_000); // the miss, read at once: now cached
+    // The hit is answered (end() has queued it) at once, but most of it waits in the gateway while
+    // the client reads nothing for 1 s, five time-outs: the connection must stay open until it is out.
+    const received = await new Promise<number>((resolve) => {
+      const socket = connect(fx.gw.port, '127.0.0.1');
+      let bytes = 0;
+      socket.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+      });
+      socket.on('close', () => resolve(bytes));
+      socket.on('error', () => {});
+      socket.write(get(token, 16));
+      socket.pause();
+      setTimeout(() => socket.resume(), 1000);
+      setTimeout(() => socket.end(), 8000).unref();
+    });
+    assert.ok(received > name.length, `received ${received} bytes of a body over ${name.length}`);
   });
 
   test('pipelined requests: the connection stays busy while a later one is still being answered', async () => {
