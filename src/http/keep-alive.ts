@@ -34,7 +34,7 @@ export function markIdle(socket: Socket, at: number): void {
 }
 
 /** How often idle connections are looked for: a fifth of the time-out, within 50 ms to 1 s. */
-export function sweepIntervalMs(timeoutMs: number): number {
+function sweepIntervalMs(timeoutMs: number): number {
   return Math.min(1000, Math.max(50, Math.floor(timeoutMs / 5)));
 }
 
@@ -78,13 +78,11 @@ export class KeepAliveSweeper {
     if (this.#timer !== null) clearInterval(this.#timer);
     this.#timer = null;
     this.#timeoutMs = timeoutMs;
-    if (timeoutMs > 0) this.#timer = setInterval(() => this.sweep(), sweepIntervalMs(timeoutMs)).unref();
+    if (timeoutMs > 0) this.#timer = setInterval(() => this.#sweep(performance.now()), sweepIntervalMs(timeoutMs)).unref();
   }
 
-  /** Closes the connections idle for the time-out or longer at `now`; returns how many. */
-  sweep(now = performance.now()): number {
-    if (this.#timeoutMs <= 0) return 0;
-    let closed = 0;
+  /** Closes the connections idle for the time-out or longer at `now`. */
+  #sweep(now: number): void {
     for (const socket of this.#sockets) {
       if (socket[IN_FLIGHT] !== 0 || now - socket[IDLE_SINCE] < this.#timeoutMs) continue;
       // An answer still going out to a slow reader (a cache hit counts as answered once end() has
@@ -96,14 +94,7 @@ export class KeepAliveSweeper {
         continue;
       }
       socket.destroy();
-      closed++;
     }
-    return closed;
-  }
-
-  /** Connections open now (for tests and the drain). */
-  get size(): number {
-    return this.#sockets.size;
   }
 
   stop(): void {
