@@ -1,0 +1,103 @@
+import type { IncomingMessage } from 'node:http';
+import { resolveKeySource, type KeySource } from '../auth/keys.ts';
+import { TokenVerifier } from '../auth/verifier.ts';
+import { ResponseCache } from '../cache/response-cache.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config/types.ts';
+import type { GatewayContext } from '../context.ts';
+import { CorsPolicy } from '../http/cors.ts';
+import { createDispatcher, type DrainState } from '../http/dispatch.ts';
+import { RateLimiter } from '../http/rate-limit.ts';
+import type { HgResponse } from '../http/response.ts';
+import { createRouter, type RouteDef } from '../http/router.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import type { RequestIds } from '../observability/request-id.ts';
+import { Access } from '../resources/access.ts';
+import { apiRootRoutes } from '../resources/api-root.ts';
+import { customerCollectionRoutes } from '../resources/customer-collection.ts';
+import { customerRoutes } from '../resources/customers.ts';
+import { ResourceKit } from '../resources/kit.ts';
+import { openApiRoutes } from '../resources/openapi.ts';
+import { orderRoutes } from '../resources/orders.ts';
+import { UpstreamClient } from '../upstream/client.ts';
+
+/** Everything that depends on the config; rebuilt on reload, parts kept when their settings did not change. */
+export interface Pipeline {
+  readonly config: Config;
+  readonly keySource: KeySource;
+  readonly verifier: TokenVerifier;
+  readonly cache: ResponseCache;
+  readonly upstream: UpstreamClient;
+  readonly limiter: RateLimiter | null;
+  readonly routes: readonly RouteDef[];
+  readonly dispatch: (req: IncomingMessage, res: HgResponse) => void;
+}
+
+/** What every pipeline of one gateway shares, whatever its config. */
+export interface PipelineParts {
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly ids: RequestIds;
+  readonly drainState: DrainState;
+  /** The upstream base URL a config means (the embedded sample service's when upstream.url is null). */
+  readonly upstreamUrlOf: (config: Config) => string;
+}
+
+export const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * Builds the request pipeline for `config`: keys and verifier, cache, upstream client, rate
+ * limiter, the route table, router and dispatcher. `previous` (on reload) lends the parts whose
+ * settings did not change, so a reload keeps cached entries, pooled connections and rate buckets.
+ */
+export async function buildPipeline(config: Config, previous: Pipeline | null, parts: PipelineParts): Promise<Pipeline> {
+  const { clock, logger, metrics, upstreamUrlOf } = parts;
+  const keySource = await resolveKeySource(config.auth);
+  const verifier = new TokenVerifier(config.auth, keySource, clock, metrics.tokens);
+  verifier.keysLoaded = keySource.mode !== 'jwks-url';
+  await keySource.warm().then(
+    () => {
+      verifier.keysLoaded = true;
+    },
+    (err: unknown) => {
+      // The key server may come up after us; verification retries on first use, /readyz says why.
+      logger.warn('could not fetch the JWKS', { event: 'jwks', error: (err as Error).message });
+    },
+  );
+  // Cached entries were rendered under the old exposed fields, Vary (CORS) and upstream; a
+  // change there, or to the cache's own settings, starts an empty cache rather than serve them.
+  const renderedAlike =
+    previous !== null &&
+    same(previous.config.cache, config.cache) &&
+    same(previous.config.resources, config.resources) &&
+    same(previous.config.cors, config.cors) &&
+    upstreamUrlOf(previous.config) === upstreamUrlOf(config);
+  const cache = renderedAlike ? previous.cache : new ResponseCache(config.cache, metrics.cache);
+  const upstream =
+    previous !== null && same(previous.config.upstream, config.upstream) && upstreamUrlOf(previous.config) === upstreamUrlOf(config)
+      ? previous.upstream
+      : new UpstreamClient(config.upstream, upstreamUrlOf(config), metrics, clock);
+  // The buckets survive a reload that leaves rateLimit as it was, so a reload resets no client's limit.
+  const limiter = previous !== null && same(previous.config.rateLimit, config.rateLimit) ? previous.limiter : RateLimiter.create(config.rateLimit, clock);
+  const ctx: GatewayContext = { config, clock, logger, verifier, cache, upstream, metrics };
+  const kit = new ResourceKit(ctx);
+  const access = new Access(ctx, limiter);
+  // One table for the router and the OpenAPI document, so the document lists exactly what answers.
+  const routes: RouteDef[] = [
+    ...apiRootRoutes(ctx, kit, access),
+    ...customerCollectionRoutes(ctx, kit, access),
+    ...customerRoutes(ctx, kit, access),
+    ...orderRoutes(ctx, kit, access),
+  ];
+  routes.push(...openApiRoutes(ctx, kit, access, () => routes));
+  const router = createRouter(routes, metrics.requests);
+  const cors = config.cors.origins.length > 0 ? new CorsPolicy(config.cors) : null;
+  const dispatch = createDispatcher(router, logger, { maxUrlBytes: config.server.maxUrlBytes, maxHeaderCount: config.server.maxHeaderCount }, cors, parts.drainState, {
+    metrics,
+    accessLog: config.log.access,
+    ids: parts.ids,
+  });
+  return { config, keySource, verifier, cache, upstream, limiter, routes: router.routes, dispatch };
+}

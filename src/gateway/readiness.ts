@@ -1,0 +1,51 @@
+import type { Pipeline } from './pipeline.ts';
+
+/** A readiness check: null when fine, else the reason this instance should get no traffic. */
+export type ReadinessCheck = () => string | null;
+
+/**
+ * What /readyz answers for one gateway: not while shutting down, not before the signing keys are
+ * loaded (then a fetch is started in the background, so the next probe may see them), and not
+ * while any registered check (the circuit breaker, ...) has a reason.
+ */
+export class Readiness {
+  readonly #pipeline: () => Pipeline;
+  readonly #checks = new Map<string, ReadinessCheck>();
+  #warming: Promise<void> | null = null;
+  closing = false;
+
+  constructor(pipeline: () => Pipeline) {
+    this.#pipeline = pipeline;
+    // An open breaker means this instance would only fail misses fast: send traffic elsewhere.
+    this.#checks.set('upstream', () => (this.#pipeline().upstream.breaker.state === 'open' ? 'the circuit breaker is open (the customer service is failing)' : null));
+  }
+
+  addCheck(name: string, check: ReadinessCheck): void {
+    this.#checks.set(name, check);
+  }
+
+  /** null when ready, else why not (the body of /readyz). */
+  reason(): string | null {
+    if (this.closing) return 'shutting down';
+    const { verifier, keySource } = this.#pipeline();
+    if (!verifier.keysLoaded) {
+      this.#warming ??= keySource
+        .warm()
+        .then(
+          () => {
+            verifier.keysLoaded = true;
+          },
+          () => {},
+        )
+        .finally(() => {
+          this.#warming = null;
+        });
+      return 'the signing keys are not loaded yet (JWKS not fetched)';
+    }
+    for (const [name, check] of this.#checks) {
+      const reason = check();
+      if (reason !== null) return `${name}: ${reason}`;
+    }
+    return null;
+  }
+}
