@@ -4,6 +4,7 @@ import type { Principal } from '../auth/verifier.ts';
 import { HgError } from '../errors.ts';
 import { handleClientError } from '../http/client-error.ts';
 import { sendProblem } from '../http/problem.ts';
+import { listenOn } from '../gateway/lifecycle.ts';
 import type { Logger } from '../observability/logger.ts';
 import { parseCustomerId } from '../resources/customer-id.ts';
 
@@ -96,11 +97,5 @@ export function createAdminServer(backend: AdminBackend, logger: Logger): Server
 }
 
 export function listenAdmin(server: Server, host: string, port: number): Promise<AddressInfo> {
-  return new Promise<AddressInfo>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve(server.address() as AddressInfo);
-    });
-  });
+  return listenOn(server, port, host);
 }
