@@ -4,7 +4,6 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config/types.ts';
 import type { Logger } from './observability/logger.ts';
 import type { Metrics } from './observability/metrics.ts';
-import type { UpstreamClient } from './upstream/client.ts';
 
 /** What route handlers are built from; made once by createGateway. */
 export interface GatewayContext {
@@ -13,7 +12,6 @@ export interface GatewayContext {
   readonly logger: Logger;
   readonly verifier: TokenVerifier;
   readonly cache: ResponseCache;
-  readonly upstream: UpstreamClient;
   /** Counters, and the hooks (breaker state) other parts report through. */
   readonly metrics: Metrics;
 }

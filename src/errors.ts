@@ -4,8 +4,7 @@
  */
 export type HgErrorCode =
   | 'HG_ERR_ROUTE_NOT_FOUND'
-  | 'HG_ERR_CUSTOMER_NOT_FOUND'
-  | 'HG_ERR_ORDER_NOT_FOUND'
+  | 'HG_ERR_RESOURCE_NOT_FOUND'
   | 'HG_ERR_INVALID_QUERY'
   | 'HG_ERR_NOT_OWNER'
   | 'HG_ERR_METHOD_NOT_ALLOWED'
@@ -40,8 +39,8 @@ export const PROBLEM_TYPE_BASE = 'urn:hypergate:problem:';
 
 export const ERRORS: Readonly<Record<HgErrorCode, ErrorDefinition>> = Object.freeze({
   HG_ERR_ROUTE_NOT_FOUND: { status: 404, slug: 'not-found', title: 'Not Found', detail: 'No resource exists at this path.' },
-  HG_ERR_CUSTOMER_NOT_FOUND: { status: 404, slug: 'customer-not-found', title: 'Customer Not Found', detail: 'No customer exists with this id.' },
-  HG_ERR_ORDER_NOT_FOUND: { status: 404, slug: 'order-not-found', title: 'Order Not Found', detail: 'No order exists with this id for this customer.' },
+  // Answered per declared resource as <singular>-not-found / HG_ERR_<SINGULAR>_NOT_FOUND (see ProblemIdentity).
+  HG_ERR_RESOURCE_NOT_FOUND: { status: 404, slug: 'resource-not-found', title: 'Not Found', detail: 'No resource exists with this id.' },
   HG_ERR_INVALID_QUERY: { status: 400, slug: 'invalid-query-parameter', title: 'Invalid Query Parameter', detail: 'A query parameter is malformed or out of range.' },
   HG_ERR_NOT_OWNER: { status: 403, slug: 'not-owner', title: 'Forbidden', detail: 'This token may read only its own customer.' },
   HG_ERR_METHOD_NOT_ALLOWED: { status: 405, slug: 'method-not-allowed', title: 'Method Not Allowed', detail: 'This resource does not support the request method.' },
@@ -57,14 +56,25 @@ export const ERRORS: Readonly<Record<HgErrorCode, ErrorDefinition>> = Object.fre
   HG_ERR_AUTH_INSUFFICIENT_SCOPE: { status: 403, slug: 'insufficient-scope', title: 'Insufficient Scope', detail: 'The bearer token lacks the scope this resource requires.' },
   HG_ERR_AUTH_KEYS_UNAVAILABLE: { status: 503, slug: 'keys-unavailable', title: 'Service Unavailable', detail: 'The keys needed to verify the token could not be fetched; try again shortly.' },
   HG_ERR_RATE_LIMITED: { status: 429, slug: 'rate-limited', title: 'Too Many Requests', detail: 'Too many requests; try again after the time in Retry-After.' },
-  HG_ERR_UPSTREAM_BAD_GATEWAY: { status: 502, slug: 'bad-gateway', title: 'Bad Gateway', detail: 'The customer service answered with an error or an invalid response.' },
-  HG_ERR_UPSTREAM_TIMEOUT: { status: 504, slug: 'gateway-timeout', title: 'Gateway Timeout', detail: 'The customer service did not answer in time.' },
-  HG_ERR_UPSTREAM_UNAVAILABLE: { status: 503, slug: 'upstream-unavailable', title: 'Service Unavailable', detail: 'The customer service is failing, so requests to it are paused; try again after Retry-After seconds.' },
+  HG_ERR_UPSTREAM_BAD_GATEWAY: { status: 502, slug: 'bad-gateway', title: 'Bad Gateway', detail: 'The upstream service answered with an error or an invalid response.' },
+  HG_ERR_UPSTREAM_TIMEOUT: { status: 504, slug: 'gateway-timeout', title: 'Gateway Timeout', detail: 'The upstream service did not answer in time.' },
+  HG_ERR_UPSTREAM_UNAVAILABLE: { status: 503, slug: 'upstream-unavailable', title: 'Service Unavailable', detail: 'The upstream service is failing, so requests to it are paused; try again after Retry-After seconds.' },
   HG_ERR_NOT_READY: { status: 503, slug: 'not-ready', title: 'Service Unavailable', detail: 'This instance is not ready to serve traffic.' },
   HG_ERR_INTERNAL: { status: 500, slug: 'internal-error', title: 'Internal Server Error', detail: 'An unexpected error occurred.' },
 });
 
 export const ERROR_CODES = Object.keys(ERRORS) as HgErrorCode[];
+
+/**
+ * How a problem names itself when a registry code stands for a family: HG_ERR_RESOURCE_NOT_FOUND
+ * is answered for the customer resource as `customer-not-found`, "Customer Not Found",
+ * HG_ERR_CUSTOMER_NOT_FOUND, so each declared resource has its own stable problem type.
+ */
+export interface ProblemIdentity {
+  readonly slug: string;
+  readonly title: string;
+  readonly code: string;
+}
 
 /** A failure we know how to answer. `detail` must be safe to show a client; `cause` never is. */
 export class HgError extends Error {
@@ -73,15 +83,18 @@ export class HgError extends Error {
   readonly detail: string;
   /** Extra response headers (WWW-Authenticate, Allow, ...). */
   readonly headers: Readonly<Record<string, string>> | undefined;
+  /** The problem's own type, title and code, where the registry code stands for a family. */
+  readonly identity: ProblemIdentity | undefined;
 
-  constructor(code: HgErrorCode, options: { detail?: string; headers?: Record<string, string>; cause?: unknown } = {}) {
+  constructor(code: HgErrorCode, options: { detail?: string; headers?: Record<string, string>; cause?: unknown; identity?: ProblemIdentity } = {}) {
     const def = ERRORS[code];
-    super(`${code}: ${options.detail ?? def.detail}`, options.cause === undefined ? undefined : { cause: options.cause });
+    super(`${options.identity?.code ?? code}: ${options.detail ?? def.detail}`, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'HgError';
     this.code = code;
     this.status = def.status;
     this.detail = options.detail ?? def.detail;
     this.headers = options.headers;
+    this.identity = options.identity;
   }
 }
 

@@ -57,8 +57,11 @@ export interface Gateway {
   readiness(): string | null;
   /** The hook for other parts (e.g. a circuit breaker) to hold readiness back. */
   addReadinessCheck(name: string, check: ReadinessCheck): void;
-  /** Drops cached entries of one customer (all its representations), or every entry. */
-  purge(customerId: number | null): number;
+  /**
+   * Drops what is cached for one public path (an item in every format, its collection's pages and
+   * what lies below it; a collection's pages), or every entry; a path no route answers throws a 404.
+   */
+  purge(path: string | null): number;
   /**
    * Applies a new validated config without closing the listeners or any connection: new keys,
    * verifier, upstream client and routes; the cache is kept when its settings did not change.
@@ -95,15 +98,15 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     throw err;
   }
   metrics.setCacheEntriesSource(() => current.cache.size);
-  // The breaker belongs to the upstream client, which a reload keeps unless upstream.* changed.
-  metrics.setBreakerStateSource(() => current.upstream.breaker.state);
+  // Each breaker belongs to its service's client, which a reload keeps unless that service changed.
+  metrics.setBreakerStateSource(() => current.services.breakerStates());
 
   const publicServer = createPublicServer(initial.server, current.dispatch);
   const { server } = publicServer;
   const readiness = new Readiness(() => current);
   let closing: Promise<void> | null = null;
 
-  const purge = (customerId: number | null): number => purgeCache(current.cache, customerId);
+  const purge = (path: string | null): number => purgeCache(current.cache, current.table, path);
   const backend: AdminBackend = {
     readiness: () => readiness.reason(),
     metrics: async () => ({ contentType: metrics.contentType, body: await metrics.text() }),
@@ -123,10 +126,8 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     current = pipeline;
     publicServer.apply(next.server);
     logger.setLevel?.(next.log.level);
-    if (pipeline.upstream !== previous.upstream) {
-      // Pool.close waits for the requests it is serving, then closes its connections.
-      previous.upstream.close().catch(() => {});
-    }
+    // Pool.close waits for the requests it is serving, then closes its connections.
+    previous.services.closeUnusedBy(pipeline.services);
     return { restartRequired: restartRequired(previous.config, next, initial, sample !== null) };
   }
 
@@ -177,7 +178,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
       closing ??= drain(server, drainTimeoutMs).then(async () => {
         publicServer.keepAlive.stop();
         if (adminServer !== null) await drain(adminServer, 0);
-        await current.upstream.close();
+        await current.services.close();
         if (sample !== null) await sample.close();
       });
       return closing;

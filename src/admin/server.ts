@@ -6,7 +6,6 @@ import { handleClientError } from '../http/client-error.ts';
 import { sendProblem } from '../http/problem.ts';
 import { listenOn } from '../gateway/lifecycle.ts';
 import type { Logger } from '../observability/logger.ts';
-import { parseCustomerId } from '../resources/customer-id.ts';
 
 /** What the admin listener needs from whoever runs it: one gateway, or a cluster's primary. */
 export interface AdminBackend {
@@ -15,11 +14,14 @@ export interface AdminBackend {
   metrics(): Promise<{ readonly contentType: string; readonly body: string }>;
   /** Verifies the request's bearer token (same verifier as the public API) and requires the admin scope. */
   authorize(req: IncomingMessage): Principal | Promise<Principal>;
-  /** Drops cached entries of one customer (every representation of it), or all when id is null. */
-  purge(customerId: number | null): Promise<number>;
+  /**
+   * Drops what is cached for one public path (README "Admin listener"), or everything when null;
+   * rejects with a 404 HgError for a path no route answers.
+   */
+  purge(path: string | null): Promise<number>;
 }
 
-const CUSTOMER_PURGE = '/cache/customers/';
+const PURGE_PREFIX = '/cache/';
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headOnly: boolean): void {
   const bytes = Buffer.from(JSON.stringify(body));
@@ -67,13 +69,13 @@ async function handle(backend: AdminBackend, logger: Logger, req: IncomingMessag
       return;
     }
   }
-  if (path.startsWith(CUSTOMER_PURGE)) {
-    const id = parseCustomerId(path.slice(CUSTOMER_PURGE.length));
-    if (id === null) throw new HgError('HG_ERR_ROUTE_NOT_FOUND');
+  if (path.startsWith(PURGE_PREFIX)) {
     if (method !== 'DELETE') throw methodNotAllowed('DELETE');
     const who = await backend.authorize(req);
-    const purged = await backend.purge(id);
-    logger.info('cache purged', { event: 'cache-purge', scope: 'customer', customerId: id, purged, sub: who.subject });
+    // The public path as clients spell it: /cache/api/customers/88 (or /cache/customers/88).
+    const target = path.slice(PURGE_PREFIX.length - 1);
+    const purged = await backend.purge(target);
+    logger.info('cache purged', { event: 'cache-purge', scope: 'path', path: target, purged, sub: who.subject });
     sendJson(res, 200, { purged }, false);
     return;
   }

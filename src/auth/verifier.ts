@@ -7,6 +7,7 @@ import { assertTokenSyntax } from './bearer.ts';
 import { invalidToken } from './challenge.ts';
 import type { TokenTally } from '../observability/metrics.ts';
 import type { KeySource } from './keys.ts';
+import { ClaimTable, type ClaimValue } from './claims.ts';
 import { scopesOf } from './scopes.ts';
 
 /**
@@ -19,8 +20,8 @@ export interface Principal {
   readonly scopes: ReadonlySet<string>;
   /** The token's `exp`, in ms: the cache entry is dropped at this instant. */
   readonly expiresAtMs: number;
-  /** The value of the `auth.ownerClaim` claim; undefined when ownership is off or the claim is absent. */
-  readonly owner: unknown;
+  /** The claims the gateway reads (owner rules, forwardClaims), in ClaimTable order. */
+  readonly claims: readonly ClaimValue[];
 }
 
 /** A verified token: the whole token, so a lookup by its tail still compares all of it. */
@@ -77,19 +78,19 @@ export class TokenVerifier {
   readonly #clock: Clock;
   readonly #cache: LRUCache<string, CachedToken>;
   readonly #options: Parameters<typeof jwtVerify>[2] & object;
-  readonly #ownerClaim: string | null;
+  readonly #claims: ClaimTable;
   readonly #scopeSets = new Map<string, ReadonlySet<string>>();
   /** Cache hits and verification results, read by /metrics. */
   readonly tally: TokenTally;
   /** True once the keys answered: a fetch succeeded or a token verified (readiness). */
   keysLoaded = false;
 
-  constructor(auth: AuthConfig, keys: KeySource, clock: Clock, tally: TokenTally = { cacheHits: 0, verified: 0, rejected: 0, keysUnavailable: 0 }) {
+  constructor(auth: AuthConfig, keys: KeySource, clock: Clock, tally: TokenTally = { cacheHits: 0, verified: 0, rejected: 0, keysUnavailable: 0 }, claims: ClaimTable = new ClaimTable([])) {
     this.tally = tally;
     this.#keys = keys;
     this.#clock = clock;
     this.#cache = new LRUCache<string, CachedToken>({ max: auth.tokenCacheMaxEntries });
-    this.#ownerClaim = auth.ownerClaim;
+    this.#claims = claims;
     this.#options = {
       algorithms: [...keys.algorithms],
       clockTolerance: auth.clockToleranceSeconds,
@@ -156,7 +157,7 @@ export class TokenVerifier {
       subject: typeof payload.sub === 'string' ? payload.sub : undefined,
       scopes: this.#sharedScopes(payload),
       expiresAtMs: (payload.exp ?? 0) * 1000,
-      owner: this.#ownerClaim === null ? undefined : payload[this.#ownerClaim],
+      claims: this.#claims.keep(payload),
     };
     if (principal.expiresAtMs > nowMs) this.#cache.set(keyOf(token), { token, principal });
     return principal;

@@ -21,8 +21,9 @@ function collect(rule: Rule, path: readonly string[], out: Map<string, EnvKey>):
     for (const [key, child] of Object.entries(rule.keys)) collect(child, [...path, key], out);
     return;
   }
-  // Arrays are not scalars: they stay in config files, where their shape is plain to see.
-  if (rule.kind === 'strings') return;
+  // Arrays and maps (resources, services, headers) are not scalars: they stay in config files,
+  // where their shape is plain to see.
+  if (rule.kind === 'strings' || rule.kind === 'map' || rule.kind === 'headerValue') return;
   out.set(`HYPERGATE_${path.map(screaming).join('_')}`, { path, rule });
 }
 

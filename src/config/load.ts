@@ -27,6 +27,18 @@ export function readDefaults(): Tree {
   return JSON.parse(readFileSync(DEFAULTS_FILE, 'utf8')) as Tree;
 }
 
+/**
+ * Each `upstreams.<name>` takes the keys of `upstream`: what it leaves out is the shipped default
+ * (never the operator's `upstream` values: its headers and credentials are for its own service).
+ */
+function withServiceDefaults(merged: Tree, defaults: Tree): Tree {
+  const services = merged['upstreams'];
+  if (!isTree(services)) return merged;
+  const out: Tree = {};
+  for (const [name, service] of Object.entries(services)) out[name] = isTree(service) ? mergeConfig({ ...(defaults['upstream'] as Tree), url: undefined }, service) : service;
+  return { ...merged, upstreams: out };
+}
+
 function readJsonFile(file: string): unknown {
   let text: string;
   try {
@@ -74,12 +86,12 @@ export function loadConfig(options: LoadOptions = {}): Config {
   const problems: string[] = [];
   if (options.env) applyEnv(merged, options.env, problems);
   if (problems.length > 0) throw new ConfigError(problems);
-  return validateConfig(merged);
+  return validateConfig(withServiceDefaults(merged, defaults), options.env);
 }
 
 /** Defaults with an in-memory override, as tests and benchmarks build gateways. */
 export function configWith(overrides: unknown): Config {
   const defaults = readDefaults();
   resolvePaths(defaults, PROJECT_ROOT);
-  return validateConfig(mergeConfig(defaults, overrides));
+  return validateConfig(withServiceDefaults(mergeConfig(defaults, overrides) as Tree, defaults));
 }

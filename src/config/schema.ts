@@ -4,13 +4,21 @@ import type { JwsAlgorithm, LogLevel } from './types.ts';
  * The shape every config file must have. The validator walks this tree, so adding a key here
  * (and to config/default.json, and to the README table) is all it takes to add an option.
  */
-export type Rule =
+export type Rule = (
   | { readonly kind: 'string'; readonly nullable?: boolean; readonly nonEmpty?: boolean; readonly oneOf?: readonly string[] }
   | { readonly kind: 'integer'; readonly min: number; readonly max: number; readonly nullable?: boolean; readonly orWord?: string }
   | { readonly kind: 'boolean' }
   | { readonly kind: 'url'; readonly nullable?: boolean }
   | { readonly kind: 'strings'; readonly nullable?: boolean; readonly oneOf?: readonly string[]; readonly nonEmpty?: boolean }
-  | { readonly kind: 'section'; readonly keys: Readonly<Record<string, Rule>> };
+  | { readonly kind: 'section'; readonly keys: Readonly<Record<string, Rule>>; readonly nullable?: boolean }
+  /** An object whose keys the operator names (resources, services, headers); each value follows `values`. */
+  | { readonly kind: 'map'; readonly values: Rule; readonly nullableValues?: boolean }
+  /** A header value: a string, or {"env": "NAME"} read from the environment at start. */
+  | { readonly kind: 'headerValue' }
+) & {
+  /** A key that may be left out: it then takes this value (a key without it must be present). */
+  readonly optional?: { readonly default: unknown };
+};
 
 export const JWS_ALGORITHMS: readonly JwsAlgorithm[] = [
   'HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512',
@@ -21,6 +29,73 @@ const MAX_MS = 24 * 60 * 60 * 1000;
 
 const int = (min: number, max: number, nullable = false): Rule => ({ kind: 'integer', min, max, nullable });
 const str = (nullable = false): Rule => ({ kind: 'string', nullable, nonEmpty: true });
+/** The same rule, but the key may be left out and then means `value`. */
+const opt = (rule: Rule, value: unknown): Rule => ({ ...rule, optional: { default: value } });
+const stringMap: Rule = { kind: 'map', values: { kind: 'string', nonEmpty: true } };
+
+/** One upstream service: the `upstream` section (url may be null: the embedded sample) and each `upstreams.<name>`. */
+function upstreamSection(urlNullable: boolean): Rule {
+  return {
+    kind: 'section',
+    keys: {
+      url: { kind: 'url', nullable: urlNullable },
+      timeoutMs: int(1, MAX_MS),
+      connections: int(1, 10000),
+      maxResponseBytes: int(1, 1024 * 1024 * 1024),
+      breaker: {
+        kind: 'section',
+        keys: {
+          // 0 switches the breaker off (it never opens).
+          failures: int(0, 1_000_000),
+          cooldownMs: int(1, MAX_MS),
+        },
+      },
+      forwardAuthorization: { kind: 'boolean' },
+      headers: { kind: 'map', values: { kind: 'headerValue' } },
+      forwardClaims: stringMap,
+    },
+  };
+}
+
+const PARAM_TYPES = ['integer', 'string'] as const;
+const FIELD_TYPES = ['string', 'integer', 'number', 'boolean', 'object', 'array'] as const;
+
+/** resources.<name>: the keys a declaration may have; what may be left out says what it then means. */
+const RESOURCE: Rule = {
+  kind: 'section',
+  keys: {
+    path: str(),
+    params: { kind: 'map', values: { kind: 'string', oneOf: PARAM_TYPES } },
+    upstream: str(),
+    service: opt(str(), 'upstream'),
+    record: opt({ kind: 'string' }, ''),
+    fields: opt({ kind: 'strings' }, []),
+    fieldTypes: opt({ kind: 'map', values: { kind: 'string', oneOf: FIELD_TYPES } }, {}),
+    exposeFields: opt({ kind: 'strings' }, []),
+    links: opt(stringMap, {}),
+    rel: opt(str(true), null),
+    singular: opt(str(true), null),
+    collection: opt(
+      {
+        kind: 'section',
+        nullable: true,
+        keys: {
+          path: str(),
+          upstream: str(),
+          items: opt({ kind: 'string' }, '/items'),
+          total: opt({ kind: 'string', nullable: true }, null),
+          paged: opt({ kind: 'boolean' }, true),
+          cacheItems: opt({ kind: 'boolean' }, true),
+          links: opt(stringMap, {}),
+        },
+      },
+      null,
+    ),
+    scope: opt(str(true), null),
+    owner: opt({ kind: 'section', nullable: true, keys: { claim: opt(str(true), null), param: str() } }, null),
+    maxAgeSeconds: opt(int(0, 31_536_000, true), null),
+  },
+};
 
 export const CONFIG_SCHEMA: Rule = {
   kind: 'section',
@@ -41,23 +116,9 @@ export const CONFIG_SCHEMA: Rule = {
         workers: { kind: 'integer', min: 1, max: 256, orWord: 'auto' },
       },
     },
-    upstream: {
-      kind: 'section',
-      keys: {
-        url: { kind: 'url', nullable: true },
-        timeoutMs: int(1, MAX_MS),
-        connections: int(1, 10000),
-        maxResponseBytes: int(1, 1024 * 1024 * 1024),
-        breaker: {
-          kind: 'section',
-          keys: {
-            // 0 switches the breaker off (it never opens).
-            failures: int(0, 1_000_000),
-            cooldownMs: int(1, MAX_MS),
-          },
-        },
-      },
-    },
+    upstream: upstreamSection(true),
+    // Each entry is merged over the shipped `upstream` defaults when the config is loaded.
+    upstreams: { kind: 'map', values: upstreamSection(false) },
     auth: {
       kind: 'section',
       keys: {
@@ -87,21 +148,12 @@ export const CONFIG_SCHEMA: Rule = {
         // 0 switches each off; a day at most, as an expired entry still takes cache room.
         staleIfErrorSeconds: int(0, 86_400),
         staleWhileRevalidateSeconds: int(0, 86_400),
+        // How long the upstream's "no such item" is remembered; 0 asks the upstream every time.
+        notFoundSeconds: int(0, 86_400),
       },
     },
-    resources: {
-      kind: 'section',
-      keys: {
-        customers: {
-          kind: 'section',
-          keys: { exposeFields: { kind: 'strings' } },
-        },
-        orders: {
-          kind: 'section',
-          keys: { exposeFields: { kind: 'strings' } },
-        },
-      },
-    },
+    // A null entry removes a resource the shipped config declares.
+    resources: { kind: 'map', values: RESOURCE, nullableValues: true },
     rateLimit: {
       kind: 'section',
       keys: {

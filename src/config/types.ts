@@ -19,8 +19,12 @@ export interface ServerConfig {
   readonly workers: number | 'auto';
 }
 
+/** A header value written in the file, or read from an environment variable at start (secrets). */
+export type HeaderValue = string | { readonly env: string };
+
+/** One upstream service (the `upstream` section, and each of `upstreams.<name>`). */
 export interface UpstreamConfig {
-  /** Base URL of the customer service; null starts the embedded sample service. */
+  /** Base URL of the service; null (the default service only) starts the embedded sample service. */
   readonly url: string | null;
   /** One deadline for connect + headers + whole body, in ms. */
   readonly timeoutMs: number;
@@ -28,6 +32,12 @@ export interface UpstreamConfig {
   readonly connections: number;
   readonly maxResponseBytes: number;
   readonly breaker: BreakerConfig;
+  /** Send the client's Authorization header on to this service (default false: never forwarded). */
+  readonly forwardAuthorization: boolean;
+  /** Fixed headers added to every request to this service. */
+  readonly headers: Readonly<Record<string, HeaderValue>>;
+  /** Header name → token claim: the claim's value (a string or number) goes to the service in that header. */
+  readonly forwardClaims: Readonly<Record<string, string>>;
 }
 
 /** The upstream circuit breaker (README "Failure behaviour"). */
@@ -74,11 +84,71 @@ export interface CacheConfig {
   readonly staleIfErrorSeconds: number;
   /** How long after expiry an entry answers at once while a background refresh runs, in s (0: off). */
   readonly staleWhileRevalidateSeconds: number;
+  /** How long the upstream's 404 for an item or collection is remembered, in s (0: not cached). */
+  readonly notFoundSeconds: number;
 }
 
+export type ParamTypeName = 'integer' | 'string';
+export type FieldTypeName = 'string' | 'integer' | 'number' | 'boolean' | 'object' | 'array';
+
+/** A resource declared in config (README "Declaring resources"); compiled once by src/resources/compile.ts. */
 export interface ResourceConfig {
-  /** Upstream fields exposed beyond id, name and status (data exposure is opt-in). */
+  /** Public path template of one item, e.g. "/api/products/{sku}". */
+  readonly path: string;
+  /** The type of each path parameter. */
+  readonly params: Readonly<Record<string, ParamTypeName>>;
+  /** Upstream path template of one item, over the same parameters. */
+  readonly upstream: string;
+  /** Name of the upstream service: "upstream" (the default section) or a key of `upstreams`. */
+  readonly service: string;
+  /** JSON pointer (RFC 6901) to the record in the upstream's answer; "" is the whole body. */
+  readonly record: string;
+  /** Fields copied into the representation, in this order; each must be present (else 502). */
+  readonly fields: readonly string[];
+  /** Types some fields must have (else 502), e.g. {"name": "string"}. */
+  readonly fieldTypes: Readonly<Record<string, FieldTypeName>>;
+  /** Further fields copied when present (data exposure is opt-in). */
   readonly exposeFields: readonly string[];
+  /** Relation → path template; names resolve to path parameters, then to record fields. */
+  readonly links: Readonly<Record<string, string>>;
+  /** Relation of the item template in the API root's links; null: not linked from the root. */
+  readonly rel: string | null;
+  /** The noun for one item in problem codes and messages; null: rel, else the resource's name. */
+  readonly singular: string | null;
+  readonly collection: CollectionConfig | null;
+  /** Scope a token needs to read it; null: auth.requiredScope. */
+  readonly scope: string | null;
+  /** A token reads only items whose parameter equals its claim (unless it has auth.readAnyScope). */
+  readonly owner: OwnerConfig | null;
+  /** Overrides cache.maxAgeSeconds for this resource. */
+  readonly maxAgeSeconds: number | null;
+}
+
+export interface OwnerConfig {
+  /** Token claim naming what the token owns; null: auth.ownerClaim (then no rule while that is null). */
+  readonly claim: string | null;
+  /** The path parameter compared with the claim. */
+  readonly param: string;
+}
+
+export interface CollectionConfig {
+  /** Public path template of the collection, e.g. "/api/products". */
+  readonly path: string;
+  /** Upstream path template of the collection. */
+  readonly upstream: string;
+  /** JSON pointer to the array of records. */
+  readonly items: string;
+  /** JSON pointer to the total count; null: none (no total field, no last link). */
+  readonly total: string | null;
+  /** offset/limit paging (README "Collections"). */
+  readonly paged: boolean;
+  /**
+   * Store each item of an answer as the item itself, so following its self link is a cache hit;
+   * false when the upstream's list holds abbreviated records (then each item is read on its own).
+   */
+  readonly cacheItems: boolean;
+  /** Relation → path template over the collection path's parameters. */
+  readonly links: Readonly<Record<string, string>>;
 }
 
 /** Token buckets per token subject (or client address), per instance. */
@@ -100,10 +170,14 @@ export interface CorsConfig {
 
 export interface Config {
   readonly server: ServerConfig;
+  /** The default upstream service, named "upstream". */
   readonly upstream: UpstreamConfig;
+  /** Further upstream services by name. */
+  readonly upstreams: Readonly<Record<string, UpstreamConfig>>;
   readonly auth: AuthConfig;
   readonly cache: CacheConfig;
-  readonly resources: { readonly customers: ResourceConfig; readonly orders: ResourceConfig };
+  /** Declared resources by name (a null entry in a file removes a shipped one and is gone here). */
+  readonly resources: Readonly<Record<string, ResourceConfig>>;
   readonly rateLimit: RateLimitConfig;
   readonly cors: CorsConfig;
   readonly sampleUpstream: { readonly customers: number };

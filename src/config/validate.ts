@@ -1,4 +1,6 @@
 import { CONFIG_SCHEMA, type Rule } from './schema.ts';
+import { checkResources } from './resource-checks.ts';
+import { checkServices } from './service-checks.ts';
 import type { Config } from './types.ts';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -45,12 +47,21 @@ function closest(key: string, known: readonly string[]): string | undefined {
   return best;
 }
 
-function check(rule: Rule, value: unknown, path: string, problems: string[]): void {
+/** An HTTP field name (RFC 9110 section 5.1: a token). */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * Checks `value` against `rule` and returns it with left-out optional keys filled in; every
+ * problem is pushed with its key path. Keys a section does not know are problems with a hint.
+ */
+function check(rule: Rule, value: unknown, path: string, problems: string[]): unknown {
+  if (value === undefined && rule.optional !== undefined) return structuredClone(rule.optional.default);
   switch (rule.kind) {
     case 'section': {
+      if (value === null && rule.nullable) return null;
       if (!isObject(value)) {
-        problems.push(`${path}: expected an object, got ${describe(value)}`);
-        return;
+        problems.push(`${path}: expected an object${rule.nullable ? ' or null' : ''}, got ${describe(value)}`);
+        return value;
       }
       const known = Object.keys(rule.keys);
       for (const key of Object.keys(value)) {
@@ -59,38 +70,57 @@ function check(rule: Rule, value: unknown, path: string, problems: string[]): vo
           problems.push(`${path ? `${path}.` : ''}${key}: unknown key${hint ? ` (did you mean "${hint}"?)` : ''}`);
         }
       }
+      const out: Record<string, unknown> = {};
       for (const key of known) {
         const childRule = rule.keys[key];
-        if (childRule) check(childRule, value[key], path ? `${path}.${key}` : key, problems);
+        if (childRule) out[key] = check(childRule, value[key], path ? `${path}.${key}` : key, problems);
       }
-      return;
+      return out;
+    }
+    case 'map': {
+      if (!isObject(value)) {
+        problems.push(`${path}: expected an object, got ${describe(value)}`);
+        return value;
+      }
+      const out: Record<string, unknown> = {};
+      for (const [key, entry] of Object.entries(value)) {
+        // A null entry removes the key (a shipped resource the operator does not want).
+        if (entry === null && rule.nullableValues) continue;
+        out[key] = check(rule.values, entry, `${path}.${key}`, problems);
+      }
+      return out;
+    }
+    case 'headerValue': {
+      const fromEnv = isObject(value) && Object.keys(value).length === 1 && typeof value['env'] === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(value['env']);
+      if (typeof value !== 'string' && !fromEnv) problems.push(`${path}: expected a string or {"env": "VARIABLE_NAME"}, got ${describe(value)}`);
+      return value;
     }
     case 'string': {
-      if (value === null && rule.nullable) return;
+      if (value === null && rule.nullable) return value;
       if (typeof value !== 'string' || (rule.nonEmpty && value.length === 0)) {
-        problems.push(`${path}: expected a non-empty string${rule.nullable ? ' or null' : ''}, got ${describe(value)}`);
-        return;
+        problems.push(`${path}: expected a ${rule.nonEmpty ? 'non-empty ' : ''}string${rule.nullable ? ' or null' : ''}, got ${describe(value)}`);
+        return value;
       }
       if (rule.oneOf && !rule.oneOf.includes(value)) {
         problems.push(`${path}: expected one of ${rule.oneOf.join(', ')}, got ${describe(value)}`);
       }
-      return;
+      return value;
     }
     case 'integer': {
-      if (value === null && rule.nullable) return;
-      if (rule.orWord !== undefined && value === rule.orWord) return;
+      if (value === null && rule.nullable) return value;
+      if (rule.orWord !== undefined && value === rule.orWord) return value;
       if (typeof value !== 'number' || !Number.isInteger(value) || value < rule.min || value > rule.max) {
         const also = `${rule.nullable ? ' or null' : ''}${rule.orWord === undefined ? '' : ` or "${rule.orWord}"`}`;
         problems.push(`${path}: expected an integer from ${rule.min} to ${rule.max}${also}, got ${describe(value)}`);
       }
-      return;
+      return value;
     }
     case 'boolean': {
       if (typeof value !== 'boolean') problems.push(`${path}: expected true or false, got ${describe(value)}`);
-      return;
+      return value;
     }
     case 'url': {
-      if (value === null && rule.nullable) return;
+      if (value === null && rule.nullable) return value;
       let ok = false;
       if (typeof value === 'string') {
         try {
@@ -101,13 +131,13 @@ function check(rule: Rule, value: unknown, path: string, problems: string[]): vo
         }
       }
       if (!ok) problems.push(`${path}: expected an http(s) URL without credentials, query or fragment${rule.nullable ? ', or null' : ''}, got ${describe(value)}`);
-      return;
+      return value;
     }
     case 'strings': {
-      if (value === null && rule.nullable) return;
+      if (value === null && rule.nullable) return value;
       if (!Array.isArray(value) || !value.every((v) => typeof v === 'string' && v.length > 0)) {
         problems.push(`${path}: expected an array of non-empty strings${rule.nullable ? ' or null' : ''}, got ${describe(value)}`);
-        return;
+        return value;
       }
       if (rule.nonEmpty && value.length === 0) problems.push(`${path}: expected at least one entry`);
       if (rule.oneOf) {
@@ -115,7 +145,7 @@ function check(rule: Rule, value: unknown, path: string, problems: string[]): vo
           if (!rule.oneOf.includes(v)) problems.push(`${path}: "${v}" is not one of ${rule.oneOf.join(', ')}`);
         }
       }
-      return;
+      return value;
     }
   }
 }
@@ -130,14 +160,8 @@ function isOrigin(value: string): boolean {
   }
 }
 
-/** Fields every representation has, or that the formats use for links and embedded items. */
-const RESERVED_FIELDS = {
-  customers: new Set(['id', 'name', 'status', 'links', '_links', '_embedded']),
-  orders: new Set(['id', 'links', '_links', '_embedded']),
-} as const;
-
 /** Rules that span several keys: one key source, the algorithm allow-list that fits it. */
-function checkAcrossKeys(config: Config, problems: string[]): void {
+function checkAcrossKeys(config: Config, problems: string[], env: NodeJS.ProcessEnv): void {
   const { auth, server } = config;
   // node:http refuses to start with a head allowance longer than the whole request's.
   if (server.headersTimeoutMs > server.requestTimeoutMs) {
@@ -162,13 +186,8 @@ function checkAcrossKeys(config: Config, problems: string[]): void {
     problems.push('admin.port: must differ from server.port (the admin listener is never the public one)');
   }
   if (/\s/.test(auth.readAnyScope)) problems.push('auth.readAnyScope: expected a single scope without spaces');
-  for (const resource of ['customers', 'orders'] as const) {
-    for (const field of config.resources[resource].exposeFields) {
-      if (RESERVED_FIELDS[resource].has(field)) {
-        problems.push(`resources.${resource}.exposeFields: "${field}" is always part of the representation or reserved`);
-      }
-    }
-  }
+  checkServices(config, problems, TOKEN, env);
+  checkResources(config, problems);
   for (const origin of config.cors.origins) {
     if (origin !== '*' && !isOrigin(origin)) problems.push(`cors.origins: "${origin}" is not an origin (scheme://host[:port], no path), nor "*"`);
   }
@@ -191,11 +210,14 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** Validates a merged config object; returns a frozen deep copy or throws ConfigError listing every problem. */
-export function validateConfig(candidate: unknown): Config {
+/**
+ * Validates a merged config object; returns a frozen copy with left-out optional keys filled in,
+ * or throws ConfigError listing every problem. `env` is where `{"env": "NAME"}` values must exist.
+ */
+export function validateConfig(candidate: unknown, env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];
-  check(CONFIG_SCHEMA, candidate, '', problems);
-  if (problems.length === 0) checkAcrossKeys(candidate as Config, problems);
+  const normalized = check(CONFIG_SCHEMA, candidate, '', problems);
+  if (problems.length === 0) checkAcrossKeys(normalized as Config, problems, env);
   if (problems.length > 0) throw new ConfigError(problems);
-  return deepFreeze(structuredClone(candidate as Json) as unknown as Config);
+  return deepFreeze(structuredClone(normalized as Json) as unknown as Config);
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { ClaimTable } from '../auth/claims.ts';
 import { resolveKeySource, type KeySource } from '../auth/keys.ts';
 import { TokenVerifier } from '../auth/verifier.ts';
 import { ResponseCache } from '../cache/response-cache.ts';
@@ -15,12 +16,11 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { RequestIds } from '../observability/request-id.ts';
 import { Access } from '../resources/access.ts';
 import { apiRootRoutes } from '../resources/api-root.ts';
-import { customerCollectionRoutes } from '../resources/customer-collection.ts';
-import { customerRoutes } from '../resources/customers.ts';
+import { compileResources, type ResourceTable } from '../resources/compile.ts';
 import { ResourceKit } from '../resources/kit.ts';
 import { openApiRoutes } from '../resources/openapi.ts';
-import { orderRoutes } from '../resources/orders.ts';
-import { UpstreamClient } from '../upstream/client.ts';
+import { readRoutes } from '../resources/read-routes.ts';
+import { UpstreamServices } from '../upstream/services.ts';
 
 /** Everything that depends on the config; rebuilt on reload, parts kept when their settings did not change. */
 export interface Pipeline {
@@ -28,8 +28,11 @@ export interface Pipeline {
   readonly keySource: KeySource;
   readonly verifier: TokenVerifier;
   readonly cache: ResponseCache;
-  readonly upstream: UpstreamClient;
+  /** One client per upstream service. */
+  readonly services: UpstreamServices;
   readonly limiter: RateLimiter | null;
+  /** The compiled resource table the routes, API root, OpenAPI document and purge read. */
+  readonly table: ResourceTable;
   readonly routes: readonly RouteDef[];
   readonly dispatch: (req: IncomingMessage, res: HgResponse) => void;
 }
@@ -41,7 +44,7 @@ export interface PipelineParts {
   readonly metrics: Metrics;
   readonly ids: RequestIds;
   readonly drainState: DrainState;
-  /** The upstream base URL a config means (the embedded sample service's when upstream.url is null). */
+  /** The default service's base URL a config means (the embedded sample service's when upstream.url is null). */
   readonly upstreamUrlOf: (config: Config) => string;
 }
 
@@ -55,7 +58,8 @@ export const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === J
 export async function buildPipeline(config: Config, previous: Pipeline | null, parts: PipelineParts): Promise<Pipeline> {
   const { clock, logger, metrics, upstreamUrlOf } = parts;
   const keySource = await resolveKeySource(config.auth);
-  const verifier = new TokenVerifier(config.auth, keySource, clock, metrics.tokens);
+  const claims = ClaimTable.of(config);
+  const verifier = new TokenVerifier(config.auth, keySource, clock, metrics.tokens, claims);
   verifier.keysLoaded = keySource.mode !== 'jwks-url';
   await keySource.warm().then(
     () => {
@@ -66,32 +70,26 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
       logger.warn('could not fetch the JWKS', { event: 'jwks', error: (err as Error).message });
     },
   );
-  // Cached entries were rendered under the old exposed fields, Vary (CORS) and upstream; a
-  // change there, or to the cache's own settings, starts an empty cache rather than serve them.
+  // Cached entries were rendered under the old declarations, Vary (CORS) and upstreams; a change
+  // there, or to the cache's own settings, starts an empty cache rather than serve them.
   const renderedAlike =
     previous !== null &&
     same(previous.config.cache, config.cache) &&
     same(previous.config.resources, config.resources) &&
     same(previous.config.cors, config.cors) &&
+    same(previous.config.upstreams, config.upstreams) &&
     upstreamUrlOf(previous.config) === upstreamUrlOf(config);
   const cache = renderedAlike ? previous.cache : new ResponseCache(config.cache, metrics.cache);
-  const upstream =
-    previous !== null && same(previous.config.upstream, config.upstream) && upstreamUrlOf(previous.config) === upstreamUrlOf(config)
-      ? previous.upstream
-      : new UpstreamClient(config.upstream, upstreamUrlOf(config), metrics, clock);
+  const services = UpstreamServices.build(config, previous?.services ?? null, (name, service) => (name === 'upstream' ? upstreamUrlOf(config) : (service.url as string)), metrics, clock, claims);
   // The buckets survive a reload that leaves rateLimit as it was, so a reload resets no client's limit.
   const limiter = previous !== null && same(previous.config.rateLimit, config.rateLimit) ? previous.limiter : RateLimiter.create(config.rateLimit, clock);
-  const ctx: GatewayContext = { config, clock, logger, verifier, cache, upstream, metrics };
+  const ctx: GatewayContext = { config, clock, logger, verifier, cache, metrics };
   const kit = new ResourceKit(ctx);
   const access = new Access(ctx, limiter);
+  const table = compileResources(config, services, claims);
   // One table for the router and the OpenAPI document, so the document lists exactly what answers.
-  const routes: RouteDef[] = [
-    ...apiRootRoutes(ctx, kit, access),
-    ...customerCollectionRoutes(ctx, kit, access),
-    ...customerRoutes(ctx, kit, access),
-    ...orderRoutes(ctx, kit, access),
-  ];
-  routes.push(...openApiRoutes(ctx, kit, access, () => routes));
+  const routes: RouteDef[] = [...apiRootRoutes(ctx, kit, access, table), ...readRoutes(table, kit, access)];
+  routes.push(...openApiRoutes(ctx, kit, access, () => routes, table));
   const router = createRouter(routes, metrics.requests);
   const cors = config.cors.origins.length > 0 ? new CorsPolicy(config.cors) : null;
   const dispatch = createDispatcher(router, logger, { maxUrlBytes: config.server.maxUrlBytes, maxHeaderCount: config.server.maxHeaderCount }, cors, parts.drainState, {
@@ -99,5 +97,5 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
     accessLog: config.log.access,
     ids: parts.ids,
   });
-  return { config, keySource, verifier, cache, upstream, limiter, routes: router.routes, dispatch };
+  return { config, keySource, verifier, cache, services, limiter, table, routes: router.routes, dispatch };
 }

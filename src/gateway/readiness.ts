@@ -17,7 +17,11 @@ export class Readiness {
   constructor(pipeline: () => Pipeline) {
     this.#pipeline = pipeline;
     // An open breaker means this instance would only fail misses fast: send traffic elsewhere.
-    this.#checks.set('upstream', () => (this.#pipeline().upstream.breaker.state === 'open' ? 'the circuit breaker is open (the customer service is failing)' : null));
+    this.#checks.set('upstream', () => {
+      const open = this.#pipeline().services.openBreakers();
+      if (open.length === 0) return null;
+      return `the circuit breaker is open (${open.map((name) => (name === 'upstream' ? 'the upstream service' : `the upstream service "${name}"`)).join(', ')} failing)`;
+    });
   }
 
   addCheck(name: string, check: ReadinessCheck): void {

@@ -9,12 +9,14 @@ export interface ProblemBody {
   readonly title: string;
   readonly status: number;
   readonly detail: string;
-  readonly code: HgErrorCode;
+  /** HG_ERR_*: a registry code, or a resource's own (HG_ERR_CUSTOMER_NOT_FOUND). */
+  readonly code: HgErrorCode | string;
 }
 
 export function problemBody(err: HgError): ProblemBody {
   const def = ERRORS[err.code];
-  return { type: `${PROBLEM_TYPE_BASE}${def.slug}`, title: def.title, status: def.status, detail: err.detail, code: err.code };
+  const who = err.identity ?? { slug: def.slug, title: def.title, code: err.code };
+  return { type: `${PROBLEM_TYPE_BASE}${who.slug}`, title: who.title, status: def.status, detail: err.detail, code: who.code };
 }
 
 /** The bytes of a whole HTTP/1.1 error answer, for sockets that have no ServerResponse (parse errors). */

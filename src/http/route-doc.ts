@@ -1,4 +1,4 @@
-import type { HgErrorCode } from '../errors.ts';
+import type { HgErrorCode, ProblemIdentity } from '../errors.ts';
 
 /** A JSON Schema (draft 2020-12, as OpenAPI 3.1 uses it). */
 export type JsonSchema = Readonly<Record<string, unknown>>;
@@ -27,4 +27,6 @@ export interface RouteDoc {
   readonly ok: { readonly description: string; readonly content: Readonly<Record<string, string>> };
   /** Problems particular to this route (auth, 406, 414 and 500 are added for every route). */
   readonly errors: readonly HgErrorCode[];
+  /** How HG_ERR_RESOURCE_NOT_FOUND, when listed, names itself on this route (customer-not-found). */
+  readonly notFound?: ProblemIdentity;
 }

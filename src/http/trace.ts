@@ -1,22 +1,27 @@
 import type { IncomingMessage } from 'node:http';
-import type { UpstreamTrace } from '../upstream/client.ts';
+import type { ClaimValue } from '../auth/claims.ts';
+import type { UpstreamCall } from '../upstream/call.ts';
 
 /** W3C Trace Context level 1, section 3.2: version 00, 32-hex trace id, 16-hex parent id, 2-hex flags. */
 const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
 const MAX_TRACESTATE = 512;
 
 /**
- * What the upstream is told about this request (the miss path only): our request id, and the
- * caller's `traceparent`/`tracestate` when the traceparent is well formed. A malformed one is
- * dropped rather than forwarded (Trace Context section 3.3.2.2).
+ * What the upstream may be told about this request (the miss path only): our request id, the
+ * caller's `traceparent`/`tracestate` when the traceparent is well formed (a malformed one is
+ * dropped rather than forwarded, Trace Context section 3.3.2.2), and the Authorization header and
+ * kept claims, which each service sends on only when configured to.
  */
-export function traceOf(req: IncomingMessage, requestId: string): UpstreamTrace {
+export function callOf(req: IncomingMessage, requestId: string, claims?: readonly ClaimValue[]): UpstreamCall {
+  const authorization = req.headers.authorization;
   const traceparent = req.headers['traceparent'];
-  if (typeof traceparent !== 'string' || !TRACEPARENT.test(traceparent)) return { requestId, traceparent: undefined };
+  if (typeof traceparent !== 'string' || !TRACEPARENT.test(traceparent)) return { requestId, traceparent: undefined, authorization, claims };
   const tracestate = req.headers['tracestate'];
   return {
     requestId,
     traceparent,
     tracestate: typeof tracestate === 'string' && tracestate.length <= MAX_TRACESTATE ? tracestate : undefined,
+    authorization,
+    claims,
   };
 }

@@ -4,11 +4,6 @@ import type { Link, Resource } from './resource.ts';
 export interface Format {
   readonly name: 'json' | 'hal';
   readonly contentType: string;
-  /**
-   * Appended to the resource path to make the cache key. Empty for JSON, so the hot path
-   * (JSON, cache hit) uses the path itself and concatenates nothing.
-   */
-  readonly keySuffix: string;
   render(resource: Resource): unknown;
 }
 
@@ -41,12 +36,39 @@ function renderHal(resource: Resource): unknown {
   return out;
 }
 
-export const JSON_FORMAT: Format = { name: 'json', contentType: 'application/json', keySuffix: '', render: renderJson };
-export const HAL_FORMAT: Format = { name: 'hal', contentType: 'application/hal+json', keySuffix: '\u0000hal', render: renderHal };
+export const JSON_FORMAT: Format = { name: 'json', contentType: 'application/json', render: renderJson };
+export const HAL_FORMAT: Format = { name: 'hal', contentType: 'application/hal+json', render: renderHal };
 
 /** Every resource is offered in these, in this order of preference (JSON first: the seed's format). */
 export const FORMATS: readonly Format[] = [JSON_FORMAT, HAL_FORMAT];
+/** Index of JSON in FORMATS: the form every cache entry is stored in. */
+export const JSON_INDEX = 0;
 
 export function renderBody(resource: Resource, format: Format): string {
   return JSON.stringify(format.render(resource));
+}
+
+/**
+ * The resource a plain-JSON rendering says (its exact inverse): so the cache keeps one form of an
+ * item and renders another format from it only when a client asks for that format. `items` and
+ * `links` are reserved field names (config/resource-checks.ts), so nothing is ambiguous.
+ * `embeddedRel` names the items' relation, which plain JSON does not carry.
+ */
+export function resourceFromJson(value: unknown, embeddedRel: string | null): Resource {
+  const object = value as Record<string, unknown>;
+  const fields: Record<string, unknown> = {};
+  const links: Record<string, Link> = {};
+  let items: Resource[] | undefined;
+  for (const [key, field] of Object.entries(object)) {
+    if (key === 'links') {
+      for (const [rel, link] of Object.entries(field as Record<string, unknown>)) {
+        links[rel] = typeof link === 'string' ? link : { href: (link as { href: string }).href, templated: true };
+      }
+    } else if (key === 'items' && embeddedRel !== null) {
+      items = (field as unknown[]).map((item) => resourceFromJson(item, null));
+    } else {
+      fields[key] = field;
+    }
+  }
+  return items === undefined ? { fields, links } : { fields, links, embedded: { rel: embeddedRel as string, items } };
 }

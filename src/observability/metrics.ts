@@ -21,12 +21,12 @@ export interface TokenTally {
 
 export type UpstreamOutcome = 'ok' | 'not_found' | 'bad_status' | 'bad_body' | 'timeout' | 'unreachable' | 'rejected';
 
-/** Told about every upstream request when it settles (the miss path: prom-client directly). */
+/** Told about every upstream request when it settles (the miss path: prom-client directly), by service name. */
 export interface UpstreamObserver {
   /** One attempt settled ('rejected': the circuit breaker refused it, no attempt was made). */
-  upstreamResult(outcome: UpstreamOutcome, ms: number): void;
+  upstreamResult(service: string, outcome: UpstreamOutcome, ms: number): void;
   /** A failed attempt is being retried (a connection error before any answer). */
-  upstreamRetry(): void;
+  upstreamRetry(service: string): void;
 }
 
 /** Circuit-breaker states as the gauge reports them. */
@@ -85,10 +85,10 @@ export class Metrics implements UpstreamObserver {
   readonly tokens: TokenTally = { cacheHits: 0, verified: 0, rejected: 0, keysUnavailable: 0 };
   inFlight = 0;
   #cacheEntries: () => number = () => 0;
-  #breakerSource: (() => BreakerStateName) | null = null;
-  readonly #upstreamTotal: Counter<'outcome'>;
-  readonly #upstreamSeconds: Histogram<'outcome'>;
-  readonly #upstreamRetries: Counter;
+  #breakerSource: (() => Iterable<readonly [string, BreakerStateName]>) | null = null;
+  readonly #upstreamTotal: Counter<'service' | 'outcome'>;
+  readonly #upstreamSeconds: Histogram<'service' | 'outcome'>;
+  readonly #upstreamRetries: Counter<'service'>;
 
   constructor(options: { processMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -127,19 +127,19 @@ export class Metrics implements UpstreamObserver {
         this.inc({ result: 'keys_unavailable' }, self.tokens.keysUnavailable);
       },
     });
-    this.#upstreamTotal = new Counter({ name: 'hypergate_upstream_requests_total', help: 'Requests to the upstream, by outcome', labelNames: ['outcome'], registers });
-    this.#upstreamSeconds = new Histogram({ name: 'hypergate_upstream_request_duration_seconds', help: 'Upstream request time until the whole body was read, in seconds', labelNames: ['outcome'], buckets: UPSTREAM_BUCKETS_S, registers });
-    this.#upstreamRetries = new Counter({ name: 'hypergate_upstream_retries_total', help: 'Upstream requests sent again after a refused or reset connection', registers });
+    this.#upstreamTotal = new Counter({ name: 'hypergate_upstream_requests_total', help: 'Requests to upstream services, by service and outcome', labelNames: ['service', 'outcome'], registers });
+    this.#upstreamSeconds = new Histogram({ name: 'hypergate_upstream_request_duration_seconds', help: 'Upstream request time until the whole body was read, in seconds', labelNames: ['service', 'outcome'], buckets: UPSTREAM_BUCKETS_S, registers });
+    this.#upstreamRetries = new Counter({ name: 'hypergate_upstream_retries_total', help: 'Upstream requests sent again after a refused or reset connection', labelNames: ['service'], registers });
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }
 
-  upstreamResult(outcome: UpstreamOutcome, ms: number): void {
-    this.#upstreamTotal.inc({ outcome });
-    this.#upstreamSeconds.observe({ outcome }, ms / 1000);
+  upstreamResult(service: string, outcome: UpstreamOutcome, ms: number): void {
+    this.#upstreamTotal.inc({ service, outcome });
+    this.#upstreamSeconds.observe({ service, outcome }, ms / 1000);
   }
 
-  upstreamRetry(): void {
-    this.#upstreamRetries.inc();
+  upstreamRetry(service: string): void {
+    this.#upstreamRetries.inc({ service });
   }
 
   /** Where the cache-entries gauge reads from (the current cache; it changes on reload). */
@@ -148,22 +148,24 @@ export class Metrics implements UpstreamObserver {
   }
 
   /**
-   * The hook for a circuit breaker: give it a function returning its state, and
-   * `hypergate_upstream_breaker_state` (0 closed, 1 half-open, 2 open) appears in /metrics.
+   * The hook for circuit breakers: give it a function listing each service's breaker state, and
+   * `hypergate_upstream_breaker_state{service}` (0 closed, 1 half-open, 2 open) appears in /metrics.
    */
-  setBreakerStateSource(read: () => BreakerStateName): void {
+  setBreakerStateSource(read: () => Iterable<readonly [string, BreakerStateName]>): void {
     const first = this.#breakerSource === null;
     this.#breakerSource = read;
     if (!first) return;
     const self = this;
     new Gauge({
       name: 'hypergate_upstream_breaker_state',
-      help: 'Upstream circuit breaker: 0 closed, 1 half-open, 2 open',
+      help: 'Upstream circuit breaker by service: 0 closed, 1 half-open, 2 open',
+      labelNames: ['service'],
       registers: [this.registry],
       // Each worker has its own breaker: across a cluster, the worst one (a sum would mean nothing).
       aggregator: 'max',
       collect() {
-        if (self.#breakerSource !== null) this.set(BREAKER_STATE[self.#breakerSource()]);
+        this.reset();
+        for (const [service, state] of self.#breakerSource?.() ?? []) this.set({ service }, BREAKER_STATE[state]);
       },
     });
   }

@@ -1,7 +1,7 @@
-import { ERRORS, PROBLEM_TYPE_BASE, type HgErrorCode } from '../errors.ts';
+import { ERRORS, PROBLEM_TYPE_BASE, type HgErrorCode, type ProblemIdentity } from '../errors.ts';
 import type { RouteDef } from '../http/router.ts';
 import type { RouteDoc } from '../http/route-doc.ts';
-import { COMPONENT_SCHEMAS } from './schemas.ts';
+import type { JsonSchema } from '../http/route-doc.ts';
 
 export const SECURITY_SCHEME = 'bearerAuth';
 
@@ -35,7 +35,7 @@ export function openApiPath(routePath: string): string {
 }
 
 /** One response per status; its description and schema list every problem type it may carry. */
-function problemResponses(codes: readonly HgErrorCode[]): Record<string, unknown> {
+function problemResponses(codes: readonly HgErrorCode[], notFound: ProblemIdentity | undefined): Record<string, unknown> {
   const byStatus = new Map<number, HgErrorCode[]>();
   for (const code of codes) {
     const status = ERRORS[code].status;
@@ -43,12 +43,14 @@ function problemResponses(codes: readonly HgErrorCode[]): Record<string, unknown
     if (!list.includes(code)) list.push(code);
     byStatus.set(status, list);
   }
+  // A resource's not-found problem names itself (customer-not-found), not the family's code.
+  const identity = (c: HgErrorCode): ProblemIdentity => (c === 'HG_ERR_RESOURCE_NOT_FOUND' && notFound !== undefined ? notFound : { slug: ERRORS[c].slug, title: ERRORS[c].title, code: c });
   const out: Record<string, unknown> = {};
   for (const status of [...byStatus.keys()].sort((a, b) => a - b)) {
-    const list = byStatus.get(status) as HgErrorCode[];
+    const list = (byStatus.get(status) as HgErrorCode[]).map(identity);
     out[String(status)] = {
-      description: list.map((c) => `${ERRORS[c].title} (${PROBLEM_TYPE_BASE}${ERRORS[c].slug}, ${c})`).join('; '),
-      ...problemHeaders(list),
+      description: list.map((p) => `${p.title} (${PROBLEM_TYPE_BASE}${p.slug}, ${p.code})`).join('; '),
+      ...problemHeaders(byStatus.get(status) as HgErrorCode[]),
       content: {
         'application/problem+json': {
           schema: {
@@ -56,8 +58,8 @@ function problemResponses(codes: readonly HgErrorCode[]): Record<string, unknown
               { $ref: '#/components/schemas/Problem' },
               {
                 properties: {
-                  type: { enum: list.map((c) => `${PROBLEM_TYPE_BASE}${ERRORS[c].slug}`) },
-                  code: { enum: list },
+                  type: { enum: list.map((p) => `${PROBLEM_TYPE_BASE}${p.slug}`) },
+                  code: { enum: list.map((p) => p.code) },
                 },
               },
             ],
@@ -90,7 +92,7 @@ function operation(method: 'GET' | 'HEAD', doc: RouteDoc, rateLimited: boolean):
     responses: {
       '200': { description: doc.ok.description, headers: successHeaders, ...(head ? {} : { content }) },
       '304': { description: 'Not Modified: If-None-Match matched the current ETag.', headers: successHeaders },
-      ...problemResponses(errors),
+      ...problemResponses(errors, doc.notFound),
     },
   };
 }
@@ -102,6 +104,8 @@ export interface OpenApiInfo {
   readonly readAnyScope: string;
   /** rateLimit is on: authorized routes may answer 429. */
   readonly rateLimited?: boolean;
+  /** The component schemas the routes' docs refer to (generated from the resource table). */
+  readonly schemas?: Readonly<Record<string, JsonSchema>>;
 }
 
 /** The OpenAPI 3.1 document of exactly these routes (the table the router is built from). */
@@ -119,19 +123,19 @@ export function generateOpenApi(routes: readonly RouteDef[], info: OpenApiInfo):
     info: {
       title: info.title,
       version: info.version,
-      description: 'A stateless hypermedia gateway for customer resources. Start at GET /api and follow links.',
+      description: 'A stateless hypermedia gateway. Start at GET /api and follow links.',
     },
     paths,
     components: {
-      schemas: COMPONENT_SCHEMAS,
+      schemas: info.schemas ?? {},
       securitySchemes: {
         [SECURITY_SCHEME]: {
           type: 'http',
           scheme: 'bearer',
           bearerFormat: 'JWT',
           description:
-            `A JWT in Authorization: Bearer. Scopes (scope or scp claim): "${info.requiredScope}" for every route; ` +
-            `"${info.readAnyScope}" lifts the ownership rule when auth.ownerClaim is set, and is then needed for the collection.`,
+            `A JWT in Authorization: Bearer. Scopes (scope or scp claim): each route lists its own ("${info.requiredScope}" by default); ` +
+            `"${info.readAnyScope}" lifts a resource's owner rule, and is then needed for a collection whose path lacks the owner parameter.`,
         },
       },
     },

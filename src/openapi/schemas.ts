@@ -1,114 +1,97 @@
 import type { JsonSchema } from '../http/route-doc.ts';
+import type { Resource } from '../hypermedia/resource.ts';
+import type { CompiledLink, CompiledResource, ResourceTable } from '../resources/compile.ts';
+import { schemaName } from '../resources/naming.ts';
+import { paramSchema, type ParamType } from '../resources/params.ts';
 
 /**
- * The component schemas of the OpenAPI document: every body the routes answer with, in plain
- * JSON (the seed's `links` of paths) and in HAL (`_links` of `{href}`, `_embedded` items).
+ * The component schemas of the OpenAPI document, generated from the resource table: every body
+ * the routes answer with, in plain JSON (the seed's `links` of paths) and in HAL (`_links` of
+ * `{href}`, `_embedded` items).
  */
 const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
-const path: JsonSchema = { type: 'string', pattern: '^/api' };
+const path: JsonSchema = { type: 'string', pattern: '^/' };
 const halLink: JsonSchema = ref('HalLink');
-const links = (names: readonly string[], link: JsonSchema, optional: readonly string[] = []): JsonSchema => ({
-  type: 'object',
-  required: [...names],
-  properties: Object.fromEntries([...names, ...optional].map((n) => [n, link])),
-});
-
-const customerFields = {
-  id: { type: 'integer', minimum: 1, description: 'Equals the last segment of links.self.' },
-  name: { type: 'string' },
-  status: { type: 'string', description: 'A textual label; the set of values is the upstream service\'s.' },
-};
-const orderFields = { id: { type: 'integer', minimum: 1 } };
-const pageRels = ['self', 'first', 'last'];
-const pageOptional = ['prev', 'next'];
 const templatedJson: JsonSchema = { type: 'object', required: ['href', 'templated'], properties: { href: { type: 'string' }, templated: { const: true } } };
 
-export const COMPONENT_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
-  HalLink: {
+function links(required: readonly string[], optional: readonly string[], link: JsonSchema): JsonSchema {
+  return { type: 'object', required: [...required], properties: Object.fromEntries([...required, ...optional].map((n) => [n, link])) };
+}
+
+/** Declared links built from path parameters only are always there; one that needs a record field may be left out. */
+function splitLinks(declared: readonly CompiledLink[]): { always: string[]; maybe: string[] } {
+  const always = declared.filter((l) => l.sources.every((s) => 'param' in s)).map((l) => l.rel);
+  const maybe = declared.filter((l) => !always.includes(l.rel)).map((l) => l.rel);
+  return { always, maybe };
+}
+
+function fieldSchemas(r: CompiledResource): { properties: Record<string, JsonSchema>; required: string[] } {
+  const properties: Record<string, JsonSchema> = {};
+  for (const field of [...r.fields, ...r.exposeFields]) {
+    if (field === r.identityField) properties[field] = { ...paramSchema(r.types[r.types.length - 1] as ParamType), description: 'Equals the last segment of links.self.' };
+    else {
+      const type = r.fieldTypes[field];
+      properties[field] = type === undefined ? {} : { type };
+    }
+  }
+  return { properties, required: [...r.fields] };
+}
+
+function resourceSchemas(r: CompiledResource): Record<string, JsonSchema> {
+  const name = schemaName(r.singular);
+  const { properties, required } = fieldSchemas(r);
+  const { always, maybe } = splitLinks(r.links);
+  const described = r.exposeFields.length > 0 ? `Fields listed in resources.${r.name}.exposeFields appear when the upstream sends them.` : `The ${r.singular} resource.`;
+  const out: Record<string, JsonSchema> = {
+    [name]: { type: 'object', description: described, required: [...required, 'links'], properties: { ...properties, links: links(['self', ...always], maybe, path) } },
+    [`${name}Hal`]: { type: 'object', required: ['_links', ...required], properties: { _links: links(['self', ...always], maybe, halLink), ...properties } },
+  };
+  const c = r.collection;
+  if (c === null) return out;
+  const list = `${name}${c.paged ? 'Page' : 'List'}`;
+  const declared = c.links.map((l) => l.rel);
+  const pageRequired = c.paged ? ['self', 'first', ...(c.total === null ? [] : ['last'])] : ['self'];
+  const pageOptional = c.paged ? ['prev', 'next', ...(c.total === null ? ['last'] : [])] : [];
+  const total = c.total === null ? {} : { total: { type: 'integer', minimum: 0 } };
+  const totalRequired = c.total === null ? [] : ['total'];
+  out[list] = {
     type: 'object',
-    required: ['href'],
-    properties: { href: { type: 'string' }, templated: { type: 'boolean' } },
-  },
-  Customer: {
+    required: ['items', ...totalRequired, 'links'],
+    properties: { items: { type: 'array', items: ref(name) }, ...total, links: links([...pageRequired, ...declared], pageOptional, path) },
+  };
+  out[`${list}Hal`] = {
     type: 'object',
-    description: 'The seed\'s customer; fields listed in resources.customers.exposeFields appear too.',
-    required: ['id', 'name', 'status', 'links'],
-    properties: { ...customerFields, links: links(['self', 'orders'], path) },
-  },
-  CustomerHal: {
-    type: 'object',
-    required: ['_links', 'id', 'name', 'status'],
-    properties: { _links: links(['self', 'orders'], halLink), ...customerFields },
-  },
-  CustomerPage: {
-    type: 'object',
-    required: ['items', 'total', 'links'],
+    required: ['_links', ...totalRequired, '_embedded'],
     properties: {
-      items: { type: 'array', items: ref('Customer') },
-      total: { type: 'integer', minimum: 0 },
-      links: links(pageRels, path, pageOptional),
+      _links: links([...pageRequired, ...declared], pageOptional, halLink),
+      ...total,
+      _embedded: { type: 'object', required: [r.name], properties: { [r.name]: { type: 'array', items: ref(`${name}Hal`) } } },
     },
-  },
-  CustomerPageHal: {
-    type: 'object',
-    required: ['_links', 'total', '_embedded'],
-    properties: {
-      _links: links(pageRels, halLink, pageOptional),
-      total: { type: 'integer', minimum: 0 },
-      _embedded: { type: 'object', required: ['customers'], properties: { customers: { type: 'array', items: ref('CustomerHal') } } },
-    },
-  },
-  Order: {
-    type: 'object',
-    description: 'An order; fields listed in resources.orders.exposeFields appear too.',
-    required: ['id', 'links'],
-    properties: { ...orderFields, links: links(['self', 'customer'], path) },
-  },
-  OrderHal: {
-    type: 'object',
-    required: ['_links', 'id'],
-    properties: { _links: links(['self', 'customer'], halLink), ...orderFields },
-  },
-  OrderList: {
-    type: 'object',
-    required: ['items', 'links'],
-    properties: { items: { type: 'array', items: ref('Order') }, links: links(['self', 'customer'], path) },
-  },
-  OrderListHal: {
-    type: 'object',
-    required: ['_links', '_embedded'],
-    properties: {
-      _links: links(['self', 'customer'], halLink),
-      _embedded: { type: 'object', required: ['orders'], properties: { orders: { type: 'array', items: ref('OrderHal') } } },
-    },
-  },
-  ApiRoot: {
-    type: 'object',
-    required: ['links'],
-    properties: {
-      links: {
-        type: 'object',
-        required: ['self', 'customers', 'customer', 'describedby'],
-        properties: { self: path, customers: path, customer: templatedJson, describedby: path },
+  };
+  return out;
+}
+
+/** Every schema the document refers to, for this table and this API root. */
+export function componentSchemas(table: ResourceTable, root: Resource): Record<string, JsonSchema> {
+  const rootRels = Object.keys(root.links);
+  const rootLinks = Object.fromEntries(Object.entries(root.links).map(([rel, link]) => [rel, typeof link === 'string' ? path : templatedJson]));
+  return {
+    HalLink: { type: 'object', required: ['href'], properties: { href: { type: 'string' }, templated: { type: 'boolean' } } },
+    ...Object.assign({}, ...table.resources.map(resourceSchemas)),
+    ApiRoot: { type: 'object', required: ['links'], properties: { links: { type: 'object', required: rootRels, properties: rootLinks } } },
+    ApiRootHal: { type: 'object', required: ['_links'], properties: { _links: links(rootRels, [], halLink) } },
+    OpenApiDocument: { type: 'object', description: 'This document (OpenAPI 3.1).', required: ['openapi', 'paths'] },
+    Problem: {
+      type: 'object',
+      description: 'RFC 9457 problem details.',
+      required: ['type', 'title', 'status', 'detail', 'code'],
+      properties: {
+        type: { type: 'string', format: 'uri' },
+        title: { type: 'string' },
+        status: { type: 'integer' },
+        detail: { type: 'string' },
+        code: { type: 'string', description: 'The stable hypergate error code (HG_ERR_*).' },
       },
     },
-  },
-  ApiRootHal: {
-    type: 'object',
-    required: ['_links'],
-    properties: { _links: links(['self', 'customers', 'customer', 'describedby'], halLink) },
-  },
-  OpenApiDocument: { type: 'object', description: 'This document (OpenAPI 3.1).', required: ['openapi', 'paths'] },
-  Problem: {
-    type: 'object',
-    description: 'RFC 9457 problem details.',
-    required: ['type', 'title', 'status', 'detail', 'code'],
-    properties: {
-      type: { type: 'string', format: 'uri' },
-      title: { type: 'string' },
-      status: { type: 'integer' },
-      detail: { type: 'string' },
-      code: { type: 'string', description: 'The stable hypergate error code (HG_ERR_*).' },
-    },
-  },
-};
+  };
+}

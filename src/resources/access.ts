@@ -4,17 +4,18 @@ import { insufficientScope, notOwner } from '../auth/challenge.ts';
 import type { Principal } from '../auth/verifier.ts';
 import type { GatewayContext } from '../context.ts';
 import type { RateLimiter } from '../http/rate-limit.ts';
-import { parseCustomerId } from './customer-id.ts';
+import type { CompiledResource } from './compile.ts';
+import { paramFromValue, type ParamType, type ParamValue } from './params.ts';
 
 /**
- * Who may read what. Every route needs auth.requiredScope. With auth.ownerClaim set, a token
- * reads only the customer (and its orders) named by that claim unless it has auth.readAnyScope,
- * and the collection needs auth.readAnyScope. All of it is decided before the cache or the
- * upstream is asked, so a refusal says nothing about other customers, not even that they exist.
+ * Who may read what. Every route needs its scope (a resource's `scope`, by default
+ * auth.requiredScope). With an owner rule, a token reads only items whose owner parameter equals
+ * its claim unless it holds auth.readAnyScope, and a collection whose path lacks that parameter
+ * needs auth.readAnyScope. All of it is decided before the cache or the upstream is asked, so a
+ * refusal says nothing about other items, not even that they exist.
  */
 export class Access {
   readonly #ctx: GatewayContext;
-  readonly #ownerClaim: string | null;
   readonly #readAny: string;
   /** null when rate limiting is off: then nothing of it runs. */
   readonly #limiter: RateLimiter | null;
@@ -22,12 +23,7 @@ export class Access {
   constructor(ctx: GatewayContext, limiter: RateLimiter | null = null) {
     this.#ctx = ctx;
     this.#limiter = limiter;
-    this.#ownerClaim = ctx.config.auth.ownerClaim;
     this.#readAny = ctx.config.auth.readAnyScope;
-  }
-
-  get ownershipOn(): boolean {
-    return this.#ownerClaim !== null;
   }
 
   /** Rate limiting is on: authorized routes may answer 429 (the OpenAPI document lists it). */
@@ -35,27 +31,41 @@ export class Access {
     return this.#limiter !== null;
   }
 
-  /** The route's base scope only (API root, OpenAPI document). */
-  any(req: IncomingMessage): Principal | Promise<Principal> {
+  /** A scope only (API root, OpenAPI document): the principal, at once when its token is cached. */
+  scoped(req: IncomingMessage, scope: string): Principal | Promise<Principal> {
     const { verifier, config } = this.#ctx;
-    if (this.#limiter === null) return authorize(req, verifier, config.auth, config.auth.requiredScope);
-    return authorizeLimited(req, verifier, config.auth, config.auth.requiredScope, this.#limiter);
+    if (this.#limiter === null) return authorize(req, verifier, config.auth, scope);
+    return authorizeLimited(req, verifier, config.auth, scope, this.#limiter);
   }
 
-  /** Scope plus ownership of customer `id`: the principal, at once when its token is cached. */
-  customer(req: IncomingMessage, id: number): Principal | Promise<Principal> {
-    const principal = this.any(req);
-    if (this.#ownerClaim === null) return principal;
-    if (principal instanceof Promise) return principal.then((p) => this.#requireOwner(p, id));
-    return this.#requireOwner(principal, id);
+  /** The resource's scope plus its owner rule for the item with these values. */
+  item(req: IncomingMessage, r: CompiledResource, values: readonly ParamValue[]): Principal | Promise<Principal> {
+    const principal = this.scoped(req, r.scope);
+    const owner = r.owner;
+    if (owner === null) return principal;
+    const value = values[owner.param] as ParamValue;
+    const type = r.types[owner.param] as ParamType;
+    if (principal instanceof Promise) return principal.then((p) => this.#requireOwner(p, owner.claim, type, value));
+    return this.#requireOwner(principal, owner.claim, type, value);
   }
 
-  /** Scope, plus auth.readAnyScope when ownership is on: a page shows many customers. */
-  collection(req: IncomingMessage): Principal | Promise<Principal> {
-    const principal = this.any(req);
-    if (this.#ownerClaim === null) return principal;
-    if (principal instanceof Promise) return principal.then((p) => this.#requireReadAny(p));
-    return this.#requireReadAny(principal);
+  /** The resource's scope, plus the owner rule on the collection's path or auth.readAnyScope when the path lacks the owner parameter. */
+  collection(req: IncomingMessage, r: CompiledResource, values: readonly ParamValue[]): Principal | Promise<Principal> {
+    const principal = this.scoped(req, r.scope);
+    const owner = r.owner;
+    const c = r.collection;
+    if (owner === null || c === null) return principal;
+    const check = (p: Principal): Principal => {
+      if (c.ownerParam === -1) return this.#requireReadAny(p);
+      return this.#requireOwner(p, owner.claim, c.types[c.ownerParam] as ParamType, values[c.ownerParam] as ParamValue);
+    };
+    return principal instanceof Promise ? principal.then(check) : check(principal);
+  }
+
+  /** Scopes a route needs as the OpenAPI document lists them. */
+  scopesOf(r: CompiledResource, collection: boolean): string[] {
+    if (collection && r.owner !== null && r.collection?.ownerParam === -1) return [r.scope, this.#readAny];
+    return [r.scope];
   }
 
   #requireReadAny(principal: Principal): Principal {
@@ -63,11 +73,10 @@ export class Access {
     return principal;
   }
 
-  #requireOwner(principal: Principal, id: number): Principal {
+  #requireOwner(principal: Principal, claim: number, type: ParamType, value: ParamValue): Principal {
     if (principal.scopes.has(this.#readAny)) return principal;
-    const claim = principal.owner;
-    // The claim may be a JSON number or a string of the canonical digits; nothing else matches.
-    if (claim === id || (typeof claim === 'string' && parseCustomerId(claim) === id)) return principal;
+    // The claim may be a JSON number or a string of the canonical spelling; nothing else matches.
+    if (paramFromValue(type, principal.claims[claim]) === value) return principal;
     throw notOwner(this.#readAny);
   }
 }

@@ -1,42 +1,52 @@
 import type { IncomingMessage } from 'node:http';
-import type { HgResponse } from '../http/response.ts';
 import type { GatewayContext } from '../context.ts';
+import type { HgResponse } from '../http/response.ts';
 import { getAndHead, type RouteDef } from '../http/router.ts';
-import type { Resource } from '../hypermedia/resource.ts';
+import type { Link, Resource } from '../hypermedia/resource.ts';
 import type { Access } from './access.ts';
-import type { Loader, ResourceKit } from './kit.ts';
+import type { ResourceTable } from './compile.ts';
+import type { ResourceKit, Source } from './kit.ts';
 
 export const API_ROOT = '/api';
 export const OPENAPI_PATH = '/api/openapi.json';
 
-/** Everything a client may start from: the only URL a hypermedia client needs to know. */
-export const API_ROOT_RESOURCE: Resource = {
-  fields: {},
-  links: {
-    self: API_ROOT,
-    customers: '/api/customers',
-    customer: { href: '/api/customers/{id}', templated: true },
-    describedby: OPENAPI_PATH,
-  },
-};
+/**
+ * Everything a client may start from: the only URL a hypermedia client needs to know. From the
+ * table: each collection whose path has no parameter, under the resource's name, and each item
+ * template under the resource's rel (RFC 6570, templated); then this document's description.
+ */
+export function apiRootResource(table: ResourceTable): Resource {
+  const links: Record<string, Link> = { self: API_ROOT };
+  for (const r of table.resources) {
+    if (r.collection !== null && r.collection.path.params.length === 0) links[r.name] = r.collection.path.text;
+    if (r.rel !== null) links[r.rel] = { href: r.item.text, templated: true };
+  }
+  links['describedby'] = OPENAPI_PATH;
+  return { fields: {}, links };
+}
 
 /** GET/HEAD /api. */
-export function apiRootRoutes(ctx: GatewayContext, kit: ResourceKit, access: Access): RouteDef[] {
+export function apiRootRoutes(ctx: GatewayContext, kit: ResourceKit, access: Access, table: ResourceTable): RouteDef[] {
+  const root = apiRootResource(table);
   // Made here, not upstream: it is rendered once per freshness period and served from the cache.
-  const load: Loader = (path) => Promise.resolve(kit.store(path, API_ROOT_RESOURCE, kit.localFreshness()));
-  const serve = (req: IncomingMessage, res: HgResponse): void | Promise<void> => kit.respond(req, res, API_ROOT, kit.format(req), load, 0, 0);
-  const readRoot = (req: IncomingMessage, res: HgResponse): void | Promise<void> => {
-    const principal = access.any(req);
-    return principal instanceof Promise ? principal.then(() => serve(req, res)) : serve(req, res);
+  const source: Source = {
+    load: (path, _values, _call, ticket) => Promise.resolve(kit.store(path, root, kit.localFreshness(), [], null, ticket)),
+    notFound: () => {
+      throw new Error('the API root always exists');
+    },
   };
+  const scope = ctx.config.auth.requiredScope;
+  const readRoot = (req: IncomingMessage, res: HgResponse): void | Promise<void> => {
+    const principal = access.scoped(req, scope);
+    return principal instanceof Promise ? principal.then(() => kit.respond(req, res, API_ROOT, kit.format(req), source, [])) : kit.respond(req, res, API_ROOT, kit.format(req), source, []);
+  };
+  const rels = Object.keys(root.links);
   return getAndHead(API_ROOT, readRoot, {
     operationId: 'getApiRoot',
     summary: 'The API root',
-    description:
-      'Links to everything a client may do: self, customers (the collection), customer (a URI template, RFC 6570, ' +
-      'marked templated) and describedby (this OpenAPI document).',
+    description: `Links to everything a client may do: ${rels.join(', ')}. Item templates (RFC 6570) are marked templated.`,
     params: [],
-    scopes: [ctx.config.auth.requiredScope],
+    scopes: [scope],
     ok: { description: 'The API root.', content: { 'application/json': 'ApiRoot', 'application/hal+json': 'ApiRootHal' } },
     errors: [],
   });

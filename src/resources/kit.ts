@@ -1,5 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import type { ClaimValue } from '../auth/claims.ts';
+import { CacheEntry } from '../cache/cache-entry.ts';
 import { CACHE_STATUS_SLOT_FROM_END, Representation } from '../cache/representation.ts';
 import { SingleFlight } from '../cache/single-flight.ts';
 import type { GatewayContext } from '../context.ts';
@@ -7,11 +9,13 @@ import { HgError, type HgErrorCode } from '../errors.ts';
 import { missStatus, staleStatus, type StaleReason } from '../http/cache-status.ts';
 import { ifNoneMatchMatches } from '../http/conditional.ts';
 import { NONE_ACCEPTABLE, Negotiator } from '../http/negotiate.ts';
-import { FORMATS, renderBody } from '../hypermedia/formats.ts';
-import type { Resource } from '../hypermedia/resource.ts';
 import type { HgResponse } from '../http/response.ts';
-import { traceOf } from '../http/trace.ts';
-import type { UpstreamResult, UpstreamTrace } from '../upstream/client.ts';
+import { callOf } from '../http/trace.ts';
+import { FORMATS, JSON_INDEX, renderBody } from '../hypermedia/formats.ts';
+import type { Resource } from '../hypermedia/resource.ts';
+import type { UpstreamCall } from '../upstream/call.ts';
+import type { UpstreamFreshness } from '../upstream/cache-control.ts';
+import type { ParamValue } from './params.ts';
 
 /** How long a rendered resource may be served, and whether it may be stored at all. */
 export interface Freshness {
@@ -23,11 +27,16 @@ export interface Freshness {
   readonly staleAllowed: boolean;
 }
 
-/**
- * Loads a resource on a cache miss; returns one representation per entry of FORMATS. `trace`
- * (request id, traceparent) goes to the upstream with the request.
- */
-export type Loader = (path: string, a: number, b: number, trace: UpstreamTrace) => Promise<readonly Representation[]>;
+/** Where a read route's resources come from on a miss, and what a cached absence answers. */
+export interface Source {
+  /**
+   * Loads the resource at `path` (its parameter `values`, in path order), stores it through the
+   * kit and returns its entry. `ticket` is the cache's load ticket (ResponseCache.beginLoad).
+   */
+  load(path: string, values: readonly ParamValue[], call: UpstreamCall, ticket: number): Promise<CacheEntry>;
+  /** The 404 a cached absence (the upstream's 404, kept cache.notFoundSeconds) answers with. */
+  notFound(): HgError;
+}
 
 /**
  * Writes a representation: 304 when If-None-Match matches, else 200 (no body for HEAD).
@@ -63,8 +72,6 @@ export function writeRepresentation(req: IncomingMessage, res: HgResponse, rep: 
 export const UPSTREAM_ERRORS = ['HG_ERR_UPSTREAM_BAD_GATEWAY', 'HG_ERR_UPSTREAM_TIMEOUT', 'HG_ERR_UPSTREAM_UNAVAILABLE'] as const;
 /** Upstream failures a stale entry may answer for (not a 404: the upstream did answer). */
 const UPSTREAM_FAILURES: ReadonlySet<HgErrorCode> = new Set(UPSTREAM_ERRORS);
-/** The upstream's word that a resource does not exist. */
-const GONE: ReadonlySet<HgErrorCode> = new Set(['HG_ERR_CUSTOMER_NOT_FOUND', 'HG_ERR_ORDER_NOT_FOUND']);
 
 function isUpstreamFailure(err: unknown): err is HgError {
   return err instanceof HgError && UPSTREAM_FAILURES.has(err.code);
@@ -80,13 +87,13 @@ function causeOf(err: unknown): string {
 const NOT_ACCEPTABLE_DETAIL = `This resource is available as ${FORMATS.map((f) => f.contentType).join(' or ')}.`;
 
 /**
- * What every resource route shares: format negotiation, the cache keyed by path + format,
- * single-flight per path, and rendering every format at once so each format is cached.
+ * What every resource route shares: format negotiation, the cache keyed by path (one entry holds
+ * every format asked for), single-flight per path, stale answers, and cached absences.
  */
 export class ResourceKit {
   readonly #ctx: GatewayContext;
   readonly #negotiator = new Negotiator(FORMATS.map((f) => f.contentType));
-  readonly #flights = new SingleFlight<readonly Representation[]>();
+  readonly #flights = new SingleFlight<CacheEntry>();
   /** Every resource answer is negotiated on Accept; with CORS on it also depends on Origin. */
   readonly vary: string;
   /** cache.staleIfErrorSeconds and cache.staleWhileRevalidateSeconds, in ms. */
@@ -108,20 +115,44 @@ export class ResourceKit {
   }
 
   /**
-   * The hot path: a fresh cached representation is written without a promise or an allocation
-   * beyond the key (and for JSON the key is the path itself). Otherwise see #notFresh.
+   * The hot path: a fresh cached representation is written without a promise or an allocation.
+   * `values` may be a scratch array the caller reuses: it is copied before anything waits.
+   * Otherwise see #notFresh.
    */
-  respond(req: IncomingMessage, res: HgResponse, path: string, format: number, load: Loader, a: number, b: number): void | Promise<void> {
-    const suffix = (FORMATS[format] as (typeof FORMATS)[number]).keySuffix;
-    const key = suffix === '' ? path : path + suffix;
+  respond(req: IncomingMessage, res: HgResponse, path: string, format: number, source: Source, values: readonly ParamValue[], claims?: readonly ClaimValue[]): void | Promise<void> {
     const { cache, clock } = this.#ctx;
     const now = clock.now();
-    const hit = cache.fresh(key, now);
+    const hit = cache.fresh(path, now);
     if (hit !== undefined) {
+      const rep = hit.variants[format] ?? this.#variant(path, hit, format, source);
       res.cacheOutcome = 'hit';
-      return writeRepresentation(req, res, hit, now);
+      return writeRepresentation(req, res, rep, now);
     }
-    return this.#notFresh(req, res, key, path, format, load, a, b, now);
+    return this.#notFresh(req, res, path, format, source, values.slice(), claims, now);
+  }
+
+  /**
+   * The representation in `format` of an entry that lacks it (a format not asked for before):
+   * rendered from its JSON and stored with it, so the next request in this format is a plain hit.
+   * A cached absence answers its 404.
+   */
+  #variant(path: string, entry: CacheEntry, format: number, source: Source): Representation {
+    const next = entry.withFormat(format, (body, contentType, like) => new Representation(body, contentType, like.cacheControl, like.storedAtMs, like.expiresAtMs, like.vary, like.staleAllowed));
+    if (next === null) throw source.notFound();
+    // Only in place of the entry it was made from: a newer one may have been stored meanwhile.
+    if (this.#ctx.cache.get(path) === entry) this.#ctx.cache.set(path, next);
+    return next.variants[format] as Representation;
+  }
+
+  /**
+   * The entry at `path`, fresh from the cache or loaded (single-flight): for a route that needs to
+   * know whether another resource exists. A cached or fresh absence throws its 404.
+   */
+  async fetch(path: string, source: Source, values: readonly ParamValue[], call: UpstreamCall): Promise<CacheEntry> {
+    const entry = this.#ctx.cache.get(path);
+    const found = entry !== undefined && entry.expiresAtMs > this.#ctx.clock.now() ? entry : await this.#load(path, source, values, call);
+    if (found.absent) throw source.notFound();
+    return found;
   }
 
   /**
@@ -129,13 +160,25 @@ export class ResourceKit {
    * once while one background load per path refreshes it (RFC 5861 section 3); otherwise `load`
    * runs once per path.
    */
-  #notFresh(req: IncomingMessage, res: HgResponse, key: string, path: string, format: number, load: Loader, a: number, b: number, now: number): void | Promise<void> {
-    const stale = this.#swrMs > 0 ? this.#staleWithin(key, now, this.#swrMs) : undefined;
-    if (stale === undefined) return this.#miss(req, res, key, path, format, load, a, b);
+  #notFresh(req: IncomingMessage, res: HgResponse, path: string, format: number, source: Source, values: readonly ParamValue[], claims: readonly ClaimValue[] | undefined, now: number): void | Promise<void> {
+    const stale = this.#swrMs > 0 ? this.#staleWithin(path, now, this.#swrMs) : undefined;
+    if (stale === undefined) return this.#miss(req, res, path, format, source, values, claims);
     if (!this.#flights.has(path)) {
-      this.#flights.run(path, () => load(path, a, b, traceOf(req, res.requestId))).catch((err: unknown) => this.#refreshFailed(path, err));
+      this.#load(path, source, values, callOf(req, res.requestId, claims)).catch((err: unknown) => this.#refreshFailed(path, err));
     }
-    this.#serveStale(req, res, stale, now, 'stale-while-revalidate', false);
+    this.#serveStale(req, res, path, stale, format, source, now, 'stale-while-revalidate', false);
+  }
+
+  /** One load per path at a time; the cache's ticket keeps it from storing over a later invalidation. */
+  #load(path: string, source: Source, values: readonly ParamValue[], call: UpstreamCall): Promise<CacheEntry> {
+    return this.#flights.run(path, async () => {
+      const ticket = this.#ctx.cache.beginLoad();
+      try {
+        return await source.load(path, values, call, ticket);
+      } finally {
+        this.#ctx.cache.endLoad(ticket);
+      }
+    });
   }
 
   /**
@@ -143,19 +186,18 @@ export class ResourceKit {
    * "collapsed". When the upstream fails, an entry expired less than cache.staleIfErrorSeconds
    * ago answers instead of the error (RFC 5861 section 4).
    */
-  async #miss(req: IncomingMessage, res: HgResponse, key: string, path: string, format: number, load: Loader, a: number, b: number): Promise<void> {
+  async #miss(req: IncomingMessage, res: HgResponse, path: string, format: number, source: Source, values: readonly ParamValue[], claims: readonly ClaimValue[] | undefined): Promise<void> {
     const collapsed = this.#flights.has(path);
     res.cacheOutcome = collapsed ? 'collapsed' : 'miss';
     const started = performance.now();
-    let reps: readonly Representation[];
+    let entry: CacheEntry;
     try {
-      reps = await this.#flights.run(path, () => load(path, a, b, traceOf(req, res.requestId)));
+      entry = await this.#load(path, source, values, callOf(req, res.requestId, claims));
     } catch (err) {
       res.upstreamMs = performance.now() - started;
-      this.#forgetIfGone(path, err);
       if (!isUpstreamFailure(err)) throw err;
       const now = this.#ctx.clock.now();
-      const stale = this.#staleWithin(key, now, this.#sieMs);
+      const stale = this.#staleWithin(path, now, this.#sieMs);
       if (stale === undefined) throw err;
       this.#ctx.logger.warn('served a stale entry: the upstream failed', {
         reqId: res.requestId,
@@ -165,22 +207,23 @@ export class ResourceKit {
         staleSeconds: Math.floor((now - stale.expiresAtMs) / 1000),
       });
       // The open breaker refuses before anything is sent: then the request never went forward.
-      this.#serveStale(req, res, stale, now, 'stale-if-error', err.code !== 'HG_ERR_UPSTREAM_UNAVAILABLE');
+      this.#serveStale(req, res, path, stale, format, source, now, 'stale-if-error', err.code !== 'HG_ERR_UPSTREAM_UNAVAILABLE');
       return;
     }
     res.upstreamMs = performance.now() - started;
-    const rep = reps[format] as Representation;
+    const rep = entry.variants[format] ?? this.#variant(path, entry, format, source);
     writeRepresentation(req, res, rep, this.#ctx.clock.now(), missStatus(rep.cacheControl !== 'no-store', collapsed));
   }
 
-  /** The cached entry for `key` if it may still answer `windowMs` after its expiry. */
-  #staleWithin(key: string, now: number, windowMs: number): Representation | undefined {
-    const entry = this.#ctx.cache.get(key);
-    return entry !== undefined && entry.staleAllowed && now < entry.expiresAtMs + windowMs ? entry : undefined;
+  /** The cached entry for `path` if it may still answer `windowMs` after its expiry (never a cached absence). */
+  #staleWithin(path: string, now: number, windowMs: number): CacheEntry | undefined {
+    const entry = this.#ctx.cache.get(path);
+    return entry !== undefined && !entry.absent && entry.staleAllowed && now < entry.expiresAtMs + windowMs ? entry : undefined;
   }
 
   /** Writes a stale entry with its true Age (above max-age) and says so in Cache-Status. */
-  #serveStale(req: IncomingMessage, res: HgResponse, rep: Representation, now: number, reason: StaleReason, forwarded: boolean): void {
+  #serveStale(req: IncomingMessage, res: HgResponse, path: string, entry: CacheEntry, format: number, source: Source, now: number, reason: StaleReason, forwarded: boolean): void {
+    const rep = entry.variants[format] ?? this.#variant(path, entry, format, source);
     res.cacheOutcome = 'stale';
     this.#ctx.cache.tally.stale++;
     writeRepresentation(req, res, rep, now, staleStatus(rep.lifetimeSeconds - rep.ageAt(now), reason, forwarded));
@@ -192,45 +235,52 @@ export class ResourceKit {
    * per request while it is open would flood the log.
    */
   #refreshFailed(path: string, err: unknown): void {
-    this.#forgetIfGone(path, err);
     const code = err instanceof HgError ? err.code : 'HG_ERR_INTERNAL';
     const fields = { path, code, cause: causeOf(err) };
     if (code === 'HG_ERR_UPSTREAM_UNAVAILABLE') this.#ctx.logger.debug('background refresh refused by the open circuit breaker', fields);
-    else this.#ctx.logger.warn('background refresh failed', fields);
+    else if (code !== 'HG_ERR_RESOURCE_NOT_FOUND') this.#ctx.logger.warn('background refresh failed', fields);
   }
 
-  /** The upstream says the resource no longer exists: no stale copy of it may answer later. */
-  #forgetIfGone(path: string, err: unknown): void {
-    if (err instanceof HgError && GONE.has(err.code)) this.#forget(path);
-  }
-
-  #forget(path: string): void {
-    for (const format of FORMATS) this.#ctx.cache.delete(path + format.keySuffix);
-  }
-
-  /** Renders a resource in every format and caches each under path + format when storable. */
-  store(path: string, resource: Resource, freshness: Freshness): Representation[] {
+  /**
+   * Renders a resource in JSON (the stored form; other formats are rendered from it when asked
+   * for) and caches it under `path` when storable and no invalidation overtook the load (`ticket`).
+   * A newer answer that may not be kept replaces the old copy all the same: none may go stale-serving.
+   */
+  store(path: string, resource: Resource, freshness: Freshness, groups: readonly string[], embeddedRel: string | null, ticket: number): CacheEntry {
     const { cache, clock } = this.#ctx;
-    const storable = freshness.storable && freshness.expiresAtMs > clock.now();
-    // A newer answer that may not be kept replaces the old copy all the same: none may go stale-serving.
-    if (!storable) this.#forget(path);
-    return FORMATS.map((format) => {
-      const rep = new Representation(renderBody(resource, format), format.contentType, freshness.cacheControl, freshness.storedAtMs, freshness.expiresAtMs, this.vary, freshness.staleAllowed);
-      if (storable) cache.set(path + format.keySuffix, rep);
-      return rep;
-    });
+    const json = FORMATS[JSON_INDEX] as (typeof FORMATS)[number];
+    const rep = new Representation(renderBody(resource, json), json.contentType, freshness.cacheControl, freshness.storedAtMs, freshness.expiresAtMs, this.vary, freshness.staleAllowed);
+    const entry = new CacheEntry([rep], freshness, groups, embeddedRel);
+    if (freshness.storable && freshness.expiresAtMs > clock.now()) cache.setIfCurrent(path, entry, ticket);
+    else cache.delete(path);
+    return entry;
+  }
+
+  /**
+   * The upstream says there is no such resource. With cache.notFoundSeconds, that is remembered
+   * (a cached absence) so repeated reads of an unknown id do not each reach the upstream; a write
+   * that creates the item invalidates it. Returns the 404 to throw.
+   */
+  storeAbsent(path: string, groups: readonly string[], source: Source, ticket: number): HgError {
+    const { cache, clock, config } = this.#ctx;
+    const seconds = config.cache.notFoundSeconds;
+    if (seconds === 0) {
+      cache.delete(path);
+      return source.notFound();
+    }
+    const now = clock.now();
+    cache.setIfCurrent(path, new CacheEntry([], { storedAtMs: now, expiresAtMs: now + seconds * 1000, staleAllowed: false }, groups, null), ticket);
+    return source.notFound();
   }
 
   /** Freshness of a resource made here, without an upstream (API root, OpenAPI document). */
-  localFreshness(): Freshness {
-    const maxAge = this.#ctx.config.cache.maxAgeSeconds;
+  localFreshness(maxAge = this.#ctx.config.cache.maxAgeSeconds): Freshness {
     const now = this.#ctx.clock.now();
     return { storedAtMs: now, expiresAtMs: now + maxAge * 1000, cacheControl: `max-age=${maxAge}`, storable: true, staleAllowed: true };
   }
 
-  /** Freshness of an upstream answer: the upstream may shorten our lifetime, never lengthen it. */
-  upstreamFreshness(result: UpstreamResult & { found: true }): Freshness {
-    const maxAge = this.#ctx.config.cache.maxAgeSeconds;
+  /** Freshness of an upstream answer: the upstream may shorten our lifetime (`maxAge`, seconds), never lengthen it. */
+  upstreamFreshness(result: { readonly freshness: UpstreamFreshness; readonly ageSeconds: number }, maxAge: number): Freshness {
     const { noStore, maxAgeSeconds: upstreamMaxAge, staleAllowed } = result.freshness;
     const lifetime = upstreamMaxAge === null ? maxAge : Math.min(maxAge, upstreamMaxAge);
     const storedAtMs = this.#ctx.clock.now() - result.ageSeconds * 1000;

@@ -57,7 +57,7 @@ export function parsePageQuery(url: string): PageQuery {
   return { offset: offset ?? 0, limit: limit ?? DEFAULT_LIMIT };
 }
 
-/** The canonical spelling of a page: both parameters, offset first. This is links.self and the cache key. */
-export function pagePath(offset: number, limit: number): string {
-  return `/api/customers?offset=${offset}&limit=${limit}`;
+/** The canonical spelling of a page of the collection at `base`: both parameters, offset first. This is links.self and the cache key. */
+export function pagePath(base: string, offset: number, limit: number): string {
+  return `${base}?offset=${offset}&limit=${limit}`;
 }

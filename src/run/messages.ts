@@ -1,11 +1,12 @@
 /** IPC between the cluster primary and its workers. */
 export type PrimaryMessage =
   | { readonly type: 'reload'; readonly seq: number }
-  | { readonly type: 'purge'; readonly seq: number; readonly customerId: number | null }
+  | { readonly type: 'purge'; readonly seq: number; readonly path: string | null }
   | { readonly type: 'readiness'; readonly seq: number };
 
 export type WorkerMessage =
   | { readonly type: 'ready'; readonly port: number }
   | { readonly type: 'reloaded'; readonly seq: number; readonly ok: boolean }
-  | { readonly type: 'purged'; readonly seq: number; readonly purged: number }
+  /** purged null: no route has this path (the primary answers 404). */
+  | { readonly type: 'purged'; readonly seq: number; readonly purged: number | null }
   | { readonly type: 'readiness'; readonly seq: number; readonly reason: string | null };

@@ -8,6 +8,7 @@ import { resolveKeySource } from '../auth/keys.ts';
 import { TokenVerifier } from '../auth/verifier.ts';
 import { systemClock } from '../clock.ts';
 import type { Config } from '../config/types.ts';
+import { HgError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { PrimaryMessage, WorkerMessage } from './messages.ts';
 import { rereadConfig, type ConfigSource } from './reload.ts';
@@ -106,9 +107,11 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
     },
     metrics: async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() }),
     authorize: (req) => authorize(req, verifier, config.auth, config.admin.scope),
-    purge: async (customerId) => {
-      const answers = await Promise.all(live().map((w) => ask(w, (s) => ({ type: 'purge', seq: s, customerId }))));
-      return answers.reduce((n, a) => n + (a?.type === 'purged' ? a.purged : 0), 0);
+    purge: async (path) => {
+      const answers = await Promise.all(live().map((w) => ask(w, (s) => ({ type: 'purge', seq: s, path }))));
+      const counts = answers.flatMap((a) => (a?.type === 'purged' && a.purged !== null ? [a.purged] : []));
+      if (counts.length === 0 && answers.some((a) => a?.type === 'purged')) throw new HgError('HG_ERR_ROUTE_NOT_FOUND', { detail: 'No resource of this gateway has this path.' });
+      return counts.reduce((n, c) => n + c, 0);
     },
   };
   const admin = config.admin.port === null ? null : createAdminServer(backend, logger);

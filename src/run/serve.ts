@@ -133,9 +133,16 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
         case 'reload':
           void reload().then((ok) => send({ type: 'reloaded', seq: message.seq, ok }));
           return;
-        case 'purge':
-          send({ type: 'purged', seq: message.seq, purged: gateway.purge(message.customerId) });
+        case 'purge': {
+          let purged: number | null;
+          try {
+            purged = gateway.purge(message.path);
+          } catch {
+            purged = null;
+          }
+          send({ type: 'purged', seq: message.seq, purged });
           return;
+        }
         case 'readiness':
           send({ type: 'readiness', seq: message.seq, reason: gateway.readiness() });
           return;

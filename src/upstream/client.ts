@@ -1,23 +1,36 @@
 import { performance } from 'node:perf_hooks';
 import { Pool, type Dispatcher } from 'undici';
+import type { ClaimTable } from '../auth/claims.ts';
+import { headerValueOf } from '../config/service-checks.ts';
 import type { UpstreamConfig } from '../config/types.ts';
 import { HgError } from '../errors.ts';
 import type { UpstreamObserver, UpstreamOutcome } from '../observability/metrics.ts';
 import { systemClock, type Clock } from '../clock.ts';
 import { CircuitBreaker, PROBE } from './breaker.ts';
+import type { UpstreamCall } from './call.ts';
 import { parseCacheControl, type UpstreamFreshness } from './cache-control.ts';
 
-/** Who asked: passed to the upstream so its logs line up with ours (W3C Trace Context). */
-export interface UpstreamTrace {
-  readonly requestId: string;
-  /** A valid `traceparent` to forward, or undefined. */
-  readonly traceparent: string | undefined;
-  readonly tracestate?: string | undefined;
-}
-
-export type UpstreamResult =
-  | { readonly found: true; readonly json: unknown; readonly freshness: UpstreamFreshness; readonly ageSeconds: number }
+/** An upstream answer as the resource layer sees it: the decoded body and its freshness, or "no such resource". */
+export type UpstreamResult<T> =
+  | { readonly found: true; readonly value: T; readonly freshness: UpstreamFreshness; readonly ageSeconds: number }
   | { readonly found: false };
+
+/**
+ * Turns the upstream's JSON into what the caller needs, inside the attempt: a decoder that throws
+ * (an invalid record, an id that does not match) makes the attempt a `bad_body` in the metrics,
+ * not an `ok` followed by a 502.
+ */
+export type Decode<T> = (json: unknown) => T;
+
+/** Naming and forwarding for one service (everything but its connection settings). */
+export interface ServiceOptions {
+  /** The service's name: "upstream" for the default one. */
+  readonly name: string;
+  /** The claims verified tokens keep, to find those forwardClaims names. */
+  readonly claims: ClaimTable;
+  /** Where `{"env": NAME}` header values are read (at construction, once). */
+  readonly env?: NodeJS.ProcessEnv;
+}
 
 function badGateway(detail: string, cause?: unknown): HgError {
   return new HgError('HG_ERR_UPSTREAM_BAD_GATEWAY', { detail, cause });
@@ -59,16 +72,16 @@ function isFailure(attempt: Attempt): boolean {
   return attempt.outcome === 'unreachable' || attempt.outcome === 'timeout' || attempt.status >= 500;
 }
 
-function unavailable(waitMs: number): HgError {
+function unavailable(waitMs: number, who: string): HgError {
   const seconds = Math.max(1, Math.ceil(waitMs / 1000));
   return new HgError('HG_ERR_UPSTREAM_UNAVAILABLE', {
-    detail: `The customer service is failing, so requests to it are paused; try again in ${seconds} s.`,
+    detail: `${who} is failing, so requests to it are paused; try again in ${seconds} s.`,
     headers: { 'Retry-After': String(seconds) },
   });
 }
 
 /**
- * The upstream customer service over an undici pool with keep-alive. Every request has one
+ * One upstream service over an undici pool with keep-alive. Every request has one
  * deadline covering connect, headers and the whole body, and any retry: undici's bodyTimeout alone
  * only measures the gaps between chunks, so a drip-fed body would never trip it. Redirects are
  * never followed. A circuit breaker (kept as long as this client is) fails requests fast while the
@@ -82,9 +95,28 @@ export class UpstreamClient {
   readonly origin: string;
   readonly #observer: UpstreamObserver | undefined;
   readonly breaker: CircuitBreaker;
+  /** The service's name, as metrics and messages say it. */
+  readonly name: string;
+  /** How problems refer to the service: "The upstream service" or 'The upstream service "catalogue"'. */
+  readonly who: string;
+  /** accept plus the configured fixed headers, built once; each request copies it. */
+  readonly #baseHeaders: Readonly<Record<string, string>>;
+  readonly #forwardAuthorization: boolean;
+  /** [header name, index into the principal's kept claims] per forwardClaims entry. */
+  readonly #forwardClaims: readonly (readonly [string, number])[];
 
-  constructor(config: UpstreamConfig, url: string, observer?: UpstreamObserver, clock: Clock = systemClock) {
+  constructor(config: UpstreamConfig, url: string, observer?: UpstreamObserver, clock: Clock = systemClock, options?: ServiceOptions) {
     this.#observer = observer;
+    this.name = options?.name ?? 'upstream';
+    this.who = this.name === 'upstream' ? 'The upstream service' : `The upstream service "${this.name}"`;
+    const env = options?.env ?? process.env;
+    const fixed: Record<string, string> = { accept: 'application/json' };
+    // Validated at start (config/service-checks.ts): names are tokens, values are set and clean.
+    for (const [header, value] of Object.entries(config.headers)) fixed[header.toLowerCase()] = headerValueOf(value, env) ?? '';
+    this.#baseHeaders = fixed;
+    this.#forwardAuthorization = config.forwardAuthorization;
+    const claims = options?.claims;
+    this.#forwardClaims = claims === undefined ? [] : Object.entries(config.forwardClaims).map(([header, claim]) => [header.toLowerCase(), claims.indexOf(claim)] as const);
     this.breaker = new CircuitBreaker(config.breaker, clock);
     const base = new URL(url);
     this.origin = base.origin;
@@ -107,13 +139,13 @@ export class UpstreamClient {
    * another connection: undici drops the failed one), within the same deadline and only if the
    * breaker lets it; each failed attempt counts against the breaker, so retries cannot storm.
    */
-  async getJson(path: string, trace?: UpstreamTrace): Promise<UpstreamResult> {
+  async getJson<T>(path: string, call: UpstreamCall | undefined, decode: Decode<T>): Promise<UpstreamResult<T>> {
     let admitted = this.breaker.admit();
     if (admitted > 0) {
-      this.#observer?.upstreamResult('rejected', 0);
-      throw unavailable(admitted);
+      this.#observer?.upstreamResult(this.name, 'rejected', 0);
+      throw unavailable(admitted, this.who);
     }
-    const headers = requestHeaders(trace);
+    const headers = this.#headersFor(call);
     const controller = new AbortController();
     const deadline = { passed: false };
     const timer = setTimeout(() => {
@@ -125,7 +157,7 @@ export class UpstreamClient {
         const seen: Attempt = { outcome: 'unreachable', status: 0 };
         const started = performance.now();
         try {
-          const result = await this.#get(path, headers, controller.signal, seen);
+          const result = await this.#get(path, headers, controller.signal, seen, decode);
           this.#settle(seen, started, admitted === PROBE);
           return result;
         } catch (err) {
@@ -134,7 +166,7 @@ export class UpstreamClient {
           if (attempt === 1 && seen.status === 0 && !deadline.passed && CONNECTION_ERRORS.has(codeOf(err) ?? '')) {
             admitted = this.breaker.admit();
             if (admitted <= 0) {
-              this.#observer?.upstreamRetry();
+              this.#observer?.upstreamRetry(this.name);
               continue;
             }
           }
@@ -147,7 +179,7 @@ export class UpstreamClient {
   }
 
   #settle(attempt: Attempt, started: number, probe: boolean): void {
-    this.#observer?.upstreamResult(attempt.outcome, performance.now() - started);
+    this.#observer?.upstreamResult(this.name, attempt.outcome, performance.now() - started);
     if (isFailure(attempt)) this.breaker.failed(probe);
     else this.breaker.succeeded(probe);
   }
@@ -156,15 +188,33 @@ export class UpstreamClient {
   #map(err: unknown, deadlinePassed: boolean, seen: Attempt): HgError {
     if (deadlinePassed || UNDICI_TIMEOUTS.has(codeOf(err) ?? '')) {
       seen.outcome = 'timeout';
-      return new HgError('HG_ERR_UPSTREAM_TIMEOUT', { detail: `The customer service did not answer within ${this.#timeoutMs} ms.`, cause: err });
+      return new HgError('HG_ERR_UPSTREAM_TIMEOUT', { detail: `${this.who} did not answer within ${this.#timeoutMs} ms.`, cause: err });
     }
     if (err instanceof HgError) return err;
     // Refused, reset, or the connection lost during the body.
     seen.outcome = 'unreachable';
-    return badGateway('The customer service could not be reached.', err);
+    return badGateway(`${this.who} could not be reached.`, err);
   }
 
-  async #get(path: string, headers: Record<string, string>, signal: AbortSignal, seen: Attempt): Promise<UpstreamResult> {
+  /** The headers of one request: the fixed ones, our request id and trace context, and what this service is configured to receive. */
+  #headersFor(call: UpstreamCall | undefined): Record<string, string> {
+    const headers: Record<string, string> = { ...this.#baseHeaders };
+    if (call === undefined) return headers;
+    headers['x-request-id'] = call.requestId;
+    if (call.traceparent !== undefined) {
+      headers['traceparent'] = call.traceparent;
+      if (call.tracestate !== undefined) headers['tracestate'] = call.tracestate;
+    }
+    if (this.#forwardAuthorization && call.authorization !== undefined) headers['authorization'] = call.authorization;
+    for (const [header, index] of this.#forwardClaims) {
+      const value = call.claims?.[index];
+      // A claim that is absent, or not a string or number, sends no header (ClaimTable.keep).
+      if (value !== undefined) headers[header] = String(value);
+    }
+    return headers;
+  }
+
+  async #get<T>(path: string, headers: Record<string, string>, signal: AbortSignal, seen: Attempt, decode: Decode<T>): Promise<UpstreamResult<T>> {
     const res = await this.#pool.request({ path: this.#basePath + path, method: 'GET', headers, signal });
     seen.status = res.statusCode;
     seen.outcome = 'bad_body';
@@ -176,16 +226,16 @@ export class UpstreamClient {
     if (res.statusCode !== 200) {
       seen.outcome = 'bad_status';
       await res.body.dump().catch(() => {});
-      throw badGateway(`The customer service answered with status ${res.statusCode}.`);
+      throw badGateway(`${this.who} answered with status ${res.statusCode}.`);
     }
     if (!isJsonContentType(res.headers['content-type'])) {
       discard(res.body);
-      throw badGateway('The customer service answered with a body that is not JSON.');
+      throw badGateway(`${this.who} answered with a body that is not JSON.`);
     }
     const declared = Number(res.headers['content-length']);
     if (declared > this.#maxBytes) {
       discard(res.body);
-      throw badGateway('The customer service answered with a body larger than allowed.');
+      throw badGateway(`${this.who} answered with a body larger than allowed.`);
     }
     const chunks: Buffer[] = [];
     let size = 0;
@@ -193,7 +243,7 @@ export class UpstreamClient {
       size += (chunk as Buffer).length;
       if (size > this.#maxBytes) {
         discard(res.body);
-        throw badGateway('The customer service answered with a body larger than allowed.');
+        throw badGateway(`${this.who} answered with a body larger than allowed.`);
       }
       chunks.push(chunk as Buffer);
     }
@@ -201,13 +251,15 @@ export class UpstreamClient {
     try {
       json = JSON.parse(Buffer.concat(chunks, size).toString('utf8'));
     } catch (err) {
-      throw badGateway('The customer service answered with invalid JSON.', err);
+      throw badGateway(`${this.who} answered with invalid JSON.`, err);
     }
+    // Still 'bad_body' if the decoder refuses the record.
+    const value = decode(json);
     const age = Number(res.headers['age']);
     seen.outcome = 'ok';
     return {
       found: true,
-      json,
+      value,
       freshness: parseCacheControl(res.headers['cache-control']),
       ageSeconds: Number.isInteger(age) && age > 0 ? age : 0,
     };
@@ -216,16 +268,4 @@ export class UpstreamClient {
   close(): Promise<void> {
     return this.#pool.close();
   }
-}
-
-function requestHeaders(trace: UpstreamTrace | undefined): Record<string, string> {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (trace !== undefined) {
-    headers['x-request-id'] = trace.requestId;
-    if (trace.traceparent !== undefined) {
-      headers['traceparent'] = trace.traceparent;
-      if (trace.tracestate !== undefined) headers['tracestate'] = trace.tracestate;
-    }
-  }
-  return headers;
 }

@@ -43,6 +43,36 @@ describe('cache purge on the admin listener', () => {
     assert.equal(fx.upstream.hits() - hitsBefore, 1);
   });
 
+  // Regression: the purge answered {"purged":1} while the HAL copy and the pages showing the
+  // customer kept being served with the old name.
+  it('drops every representation of the item and every cached page that shows it', async () => {
+    const hal = { ...reader, accept: 'application/hal+json' };
+    fx.upstream.on('/customers/13', { kind: 'json', body: { id: 13, name: 'Old', status: 'active' } });
+    assert.equal((await get(`${fx.gw.url}/api/customers/13`, hal)).status, 200);
+    assert.equal((await get(`${fx.gw.url}/api/customers?offset=10&limit=5`, reader)).status, 200);
+    assert.equal((await get(`${fx.gw.url}/api/customers/13`, reader)).status, 200);
+    fx.upstream.on('/customers/13', { kind: 'json', body: { id: 13, name: 'New', status: 'active' } });
+    const res = await get(`${fx.gw.adminUrl}/cache/api/customers/13`, admin, 'DELETE');
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.json(), { purged: 2 }, 'the customer (one entry for both formats) and the page');
+    const again = (await get(`${fx.gw.url}/api/customers/13`, hal)).json() as { name: string };
+    assert.equal(again.name, 'New', 'the HAL representation was dropped too');
+    assert.equal(fx.upstream.hits('/customers?offset=10&limit=5'), 1);
+    await get(`${fx.gw.url}/api/customers?offset=10&limit=5`, reader);
+    assert.equal(fx.upstream.hits('/customers?offset=10&limit=5'), 2, 'the page was dropped');
+  });
+
+  it("drops what lies below an item: a customer's orders go with it", async () => {
+    // An item's purge also drops every cached page of its collection: start from an empty cache to count only these.
+    await get(`${fx.gw.adminUrl}/cache`, admin, 'DELETE');
+    assert.equal((await get(`${fx.gw.url}/api/customers/31/orders`, reader)).status, 200);
+    assert.equal((await get(`${fx.gw.url}/api/customers/31/orders/3101`, reader)).status, 200);
+    const res = await get(`${fx.gw.adminUrl}/cache/api/customers/31`, admin, 'DELETE');
+    assert.deepEqual(res.json(), { purged: 2 });
+    await get(`${fx.gw.url}/api/customers/31/orders`, reader);
+    assert.equal(fx.upstream.hits('/customers/31/orders'), 2);
+  });
+
   it('says 0 for a customer that is not cached and 404 for a non-canonical id', async () => {
     assert.deepEqual((await get(`${fx.gw.adminUrl}/cache/customers/999`, admin, 'DELETE')).json(), { purged: 0 });
     assert.equal((await get(`${fx.gw.adminUrl}/cache/customers/007`, admin, 'DELETE')).status, 404);

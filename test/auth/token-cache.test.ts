@@ -59,7 +59,8 @@ describe('verified-token cache', () => {
     const pa = fx.gw.gateway.verifier.cached(a);
     const pb = fx.gw.gateway.verifier.cached(b);
     assert.ok(pa !== undefined && pb !== undefined);
-    assert.deepEqual(Object.keys(pa).sort(), ['expiresAtMs', 'owner', 'scopes', 'subject']);
+    assert.deepEqual(Object.keys(pa).sort(), ['claims', 'expiresAtMs', 'scopes', 'subject']);
+    assert.deepEqual(pa.claims, [], 'no owner rule or forwarded claim is configured: no claim is kept');
     assert.equal(pa.scopes, pb.scopes, 'one shared set');
     assert.deepEqual([...pa.scopes].sort(), ['customers:read', 'extra']);
   });

@@ -25,7 +25,7 @@ describe('configuration', () => {
     assert.equal(config.upstream.timeoutMs, 2000);
     assert.equal(config.auth.requiredScope, 'customers:read');
     assert.equal(config.auth.clockToleranceSeconds, 5);
-    assert.ok(Object.isFrozen(config) && Object.isFrozen(config.auth) && Object.isFrozen(config.resources.customers.exposeFields));
+    assert.ok(Object.isFrozen(config) && Object.isFrozen(config.auth) && Object.isFrozen(config.resources['customers']?.exposeFields));
   });
 
   test('a file is loaded over the defaults, keeping what it does not mention', () => {

@@ -52,7 +52,8 @@ describe('environment overrides HYPERGATE_<SECTION>_<KEY>', () => {
     const walk = (tree: Record<string, unknown>, path: string[]): string[] =>
       Object.entries(tree).flatMap(([k, v]) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? walk(v as Record<string, unknown>, [...path, k]) : Array.isArray(v) ? [] : [[...path, k].join('.')]));
     // auth.algorithms defaults to null but is a list: lists stay in files.
-    const scalarKeys = walk(defaults, []).filter((k) => k !== 'auth.algorithms').sort();
+    // Resources are named by the operator (a map): their keys stay in files too.
+    const scalarKeys = walk(defaults, []).filter((k) => k !== 'auth.algorithms' && !k.startsWith('resources.')).sort();
     const envKeys = [...ENV_KEYS.values()].map((k) => k.path.join('.')).sort();
     assert.deepEqual(envKeys, scalarKeys);
     assert.ok(ENV_KEYS.has('HYPERGATE_SERVER_DRAIN_TIMEOUT_MS'));

@@ -11,7 +11,7 @@ describe('config keys of the hypermedia surface', () => {
     assert.equal(config.auth.readAnyScope, 'customers:read:any');
     assert.deepEqual(config.cors.origins, []);
     assert.equal(config.cors.maxAgeSeconds, 600);
-    assert.deepEqual(config.resources.orders.exposeFields, ['status', 'placedAt', 'total', 'currency']);
+    assert.deepEqual(config.resources['orders']?.exposeFields, ['status', 'placedAt', 'total', 'currency']);
   });
 
   test('a CORS origin with a path, or not an origin at all, is refused naming the key', () => {

@@ -3,47 +3,87 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { PROJECT_ROOT, readDefaults } from '../../src/config/load.ts';
+import { CONFIG_SCHEMA, type Rule } from '../../src/config/schema.ts';
 
-/** Rows of the README "Configuration" table: key → default cell, parsed as JSON. */
-function readmeRows(): Map<string, unknown> {
+/** A row's default cell: parsed JSON when it is one backticked value, else the text itself (e.g. "required"). */
+type Cell = { json: unknown } | { text: string };
+
+/** Rows of the README "Configuration" table: key → default cell. */
+function readmeRows(): Map<string, Cell> {
   const text = readFileSync(resolve(PROJECT_ROOT, 'README.md'), 'utf8');
   const start = text.indexOf('\n## Configuration');
   assert.notEqual(start, -1, 'README has a "## Configuration" section');
   const end = text.indexOf('\n## ', start + 1);
-  const rows = new Map<string, unknown>();
+  const rows = new Map<string, Cell>();
   for (const line of text.slice(start, end === -1 ? undefined : end).split('\n')) {
     const cells = line.split('|').map((c) => c.trim());
-    const key = /^`([A-Za-z0-9.]+)`$/.exec(cells[1] ?? '')?.[1];
+    const key = /^`([A-Za-z0-9.<>]+)`$/.exec(cells[1] ?? '')?.[1];
+    if (key === undefined) continue;
     const value = /^`(.*)`$/.exec(cells[3] ?? '')?.[1];
-    if (key === undefined || value === undefined) continue;
-    rows.set(key, JSON.parse(value));
+    rows.set(key, value === undefined ? { text: cells[3] ?? '' } : { json: JSON.parse(value) });
   }
   return rows;
 }
 
+/** Leaf values of the defaults by dotted path; an empty object is a leaf (`upstreams`, `upstream.headers`). */
 function leaves(tree: Record<string, unknown>, prefix = ''): Map<string, unknown> {
   const out = new Map<string, unknown>();
   for (const [k, v] of Object.entries(tree)) {
     const path = prefix === '' ? k : `${prefix}.${k}`;
-    if (typeof v === 'object' && v !== null && !Array.isArray(v)) for (const [p, x] of leaves(v as Record<string, unknown>, path)) out.set(p, x);
+    if (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length > 0) for (const [p, x] of leaves(v as Record<string, unknown>, path)) out.set(p, x);
     else out.set(path, v);
   }
   return out;
 }
 
+/** Every key a declaration may have (resources.<name>.*), with its default when it may be left out. */
+function declarationKeys(rule: Rule, prefix: string, out = new Map<string, { optional: boolean; value?: unknown }>()): Map<string, { optional: boolean; value?: unknown }> {
+  if (rule.kind !== 'section') return out;
+  for (const [key, child] of Object.entries(rule.keys)) {
+    const path = `${prefix}.${key}`;
+    out.set(path, child.optional === undefined ? { optional: false } : { optional: true, value: child.optional.default });
+    if (child.kind === 'section') declarationKeys(child, path, out);
+  }
+  return out;
+}
+
+const resourcesRule = CONFIG_SCHEMA.kind === 'section' ? CONFIG_SCHEMA.keys['resources'] : undefined;
+const declarationRule = resourcesRule?.kind === 'map' ? resourcesRule.values : undefined;
+
 describe('the README configuration table', () => {
   const rows = readmeRows();
-  const defaults = leaves(readDefaults());
+  // Declared resources are documented by key (resources.<name>.path), not by each shipped value.
+  const defaults = new Map([...leaves(readDefaults())].filter(([key]) => !key.startsWith('resources.')));
+  const declaration = declarationRule === undefined ? new Map() : declarationKeys(declarationRule, 'resources.<name>');
 
   it('lists every key of config/default.json with the same default', () => {
     for (const [key, value] of defaults) {
-      assert.ok(rows.has(key), `README table has no row for ${key}`);
+      const row = rows.get(key);
+      assert.ok(row !== undefined, `README table has no row for ${key}`);
       // Paths in the defaults are resolved at load time; the file's own text is what the table shows.
-      assert.deepEqual(rows.get(key), value, `README default of ${key}`);
+      assert.ok('json' in row, `README default of ${key} is one backticked JSON value`);
+      assert.deepEqual(row.json, value, `README default of ${key}`);
     }
   });
 
-  it('lists no key that config/default.json does not have', () => {
-    for (const key of rows.keys()) assert.ok(defaults.has(key), `README documents ${key}, which config/default.json does not have`);
+  it('lists every key a resource declaration may have, with the default of each that may be left out', () => {
+    assert.ok(declaration.size > 10, 'the schema declares resources');
+    for (const [key, rule] of declaration) {
+      const row = rows.get(key);
+      assert.ok(row !== undefined, `README table has no row for ${key}`);
+      if (rule.optional) assert.deepEqual('json' in row ? row.json : row.text, rule.value, `README default of ${key}`);
+      else assert.ok('text' in row && row.text === 'required', `${key} is required: its default cell says so`);
+    }
+    for (const name of Object.keys(readDefaults()['resources'] as object)) {
+      for (const key of Object.keys((readDefaults()['resources'] as Record<string, object>)[name] as object)) {
+        assert.ok(declaration.has(`resources.<name>.${key}`), `the shipped resources.${name}.${key} is a documented key`);
+      }
+    }
+  });
+
+  it('lists no key that config/default.json or a declaration does not have', () => {
+    for (const key of rows.keys()) {
+      assert.ok(defaults.has(key) || declaration.has(key) || key === 'upstreams.<name>', `README documents ${key}, which config/default.json does not have`);
+    }
   });
 });

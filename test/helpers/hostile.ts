@@ -1,13 +1,22 @@
 import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
 import { ERRORS, PROBLEM_TYPE_BASE, type HgErrorCode } from '../../src/errors.ts';
+import { notFoundIdentity } from '../../src/resources/compile.ts';
 import { startFixture, type Fixture } from './fixture.ts';
 import { get, rawExchange, type HttpAnswer } from './gateway.ts';
+
+/** Status, type slug and title of a code: the registry's, or a resource's not-found identity (derived from its noun). */
+function problemDefinition(code: ExpectedProblem['code']): { status: number; slug: string; title: string } {
+  if (code in ERRORS) return ERRORS[code as HgErrorCode];
+  const noun = /^HG_ERR_(.+)_NOT_FOUND$/.exec(code)?.[1] ?? code;
+  return { ...notFoundIdentity(noun.toLowerCase()), status: ERRORS.HG_ERR_RESOURCE_NOT_FOUND.status };
+}
 
 /** What one hostile input must get: the status and code, and any header the RFCs require with it. */
 export interface ExpectedProblem {
   readonly status: number;
-  readonly code: HgErrorCode;
+  /** A registry code, or a declared resource's own not-found code (HG_ERR_CUSTOMER_NOT_FOUND). */
+  readonly code: HgErrorCode | `HG_ERR_${string}_NOT_FOUND`;
   /** Lower-case header name → exact value, or a pattern. */
   readonly headers?: Readonly<Record<string, string | RegExp>>;
 }
@@ -39,7 +48,7 @@ export async function rawAnswer(port: number, payload: string | Buffer, timeoutM
  * internal detail (addresses, stack frames, error codes of Node or undici).
  */
 export function assertProblem(answer: Pick<HttpAnswer, 'status' | 'headers' | 'text'>, expected: ExpectedProblem): void {
-  const def = ERRORS[expected.code];
+  const def = problemDefinition(expected.code);
   assert.equal(answer.status, expected.status, `status (body: ${answer.text.slice(0, 300)})`);
   assert.equal(def.status, expected.status, `${expected.code} is a ${def.status} in the registry`);
   assert.equal(answer.headers['content-type'], 'application/problem+json');

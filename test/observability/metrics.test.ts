@@ -41,8 +41,8 @@ describe('metrics on the admin listener', () => {
   it('counts cache hits, misses and entries', () => {
     assert.equal(sample(metrics, 'hypergate_cache_hits_total'), 2);
     assert.equal(sample(metrics, 'hypergate_cache_misses_total'), 3);
-    // Three customers, each rendered and cached in every format (JSON and HAL).
-    assert.equal(sample(metrics, 'hypergate_cache_entries'), 6);
+    // Three customers, one entry each: a format is rendered into its entry when first asked for.
+    assert.equal(sample(metrics, 'hypergate_cache_entries'), 3);
     assert.equal(sample(metrics, 'hypergate_cache_evictions_total'), 0);
     assert.equal(sample(metrics, 'hypergate_cache_stale_total'), 0);
   });
@@ -66,7 +66,7 @@ describe('metrics on the admin listener', () => {
 
   it('shows the breaker state once a breaker reports through the hook', async () => {
     let state: 'closed' | 'open' = 'closed';
-    fx.gw.gateway.metrics.setBreakerStateSource(() => state);
+    fx.gw.gateway.metrics.setBreakerStateSource(() => [['upstream', state]]);
     assert.equal(sample((await get(`${fx.gw.adminUrl}/metrics`)).text, 'hypergate_upstream_breaker_state'), 0);
     state = 'open';
     assert.equal(sample((await get(`${fx.gw.adminUrl}/metrics`)).text, 'hypergate_upstream_breaker_state'), 2);

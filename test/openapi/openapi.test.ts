@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { ERRORS, PROBLEM_TYPE_BASE } from '../../src/errors.ts';
 import { generateOpenApi, openApiPath } from '../../src/openapi/generate.ts';
+import { notFoundIdentity } from '../../src/resources/compile.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get } from '../helpers/gateway.ts';
 
@@ -57,13 +58,13 @@ describe('GET /api/openapi.json', () => {
     const fromDoc = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`)).sort();
     assert.deepEqual(fromDoc, fromRouter);
     for (const route of fx.gw.gateway.routes) assert.ok(route.doc, `${route.method} ${route.path} has a doc`);
-    assert.deepEqual(Object.keys(doc.paths).sort(), ['/api', '/api/customers', '/api/customers/{id}', '/api/customers/{id}/orders', '/api/customers/{id}/orders/{orderId}', '/api/openapi.json']);
+    assert.deepEqual(Object.keys(doc.paths).sort(), ['/api', '/api/customers', '/api/customers/{customerId}/orders', '/api/customers/{customerId}/orders/{id}', '/api/customers/{id}', '/api/openapi.json']);
   });
 
   test('every route names its parameters, its scopes and a bearer security scheme', () => {
     assert.deepEqual(doc.components.securitySchemes['bearerAuth'], { ...doc.components.securitySchemes['bearerAuth'], type: 'http', scheme: 'bearer' });
-    const order = doc.paths['/api/customers/{id}/orders/{orderId}']?.['get'];
-    assert.deepEqual(order?.parameters?.map((p) => `${p.in}:${p.name}`), ['path:id', 'path:orderId']);
+    const order = doc.paths['/api/customers/{customerId}/orders/{id}']?.['get'];
+    assert.deepEqual(order?.parameters?.map((p) => `${p.in}:${p.name}`), ['path:customerId', 'path:id']);
     const list = doc.paths['/api/customers']?.['get'];
     assert.deepEqual(list?.parameters?.map((p) => `${p.in}:${p.name}`), ['query:offset', 'query:limit']);
     // Ownership is on in this gateway: the collection needs both scopes.
@@ -77,8 +78,9 @@ describe('GET /api/openapi.json', () => {
     const customer = doc.paths['/api/customers/{id}']?.['get'];
     assert.ok(customer);
     assert.deepEqual(Object.keys(customer.responses['200']?.content ?? {}), ['application/json', 'application/hal+json']);
+    const customerNotFound = { ...notFoundIdentity('customer'), status: 404 };
     for (const code of ['HG_ERR_CUSTOMER_NOT_FOUND', 'HG_ERR_NOT_OWNER', 'HG_ERR_AUTH_MISSING', 'HG_ERR_UPSTREAM_TIMEOUT', 'HG_ERR_NOT_ACCEPTABLE'] as const) {
-      const def = ERRORS[code];
+      const def = code === 'HG_ERR_CUSTOMER_NOT_FOUND' ? customerNotFound : ERRORS[code];
       const response = customer.responses[String(def.status)];
       assert.ok(response, code);
       assert.ok(response.description.includes(`${PROBLEM_TYPE_BASE}${def.slug}`), code);

@@ -108,6 +108,8 @@ describe('stale-if-error', () => {
     fx.clock.advance(MAX_AGE_MS + 1_000);
     fx.upstream.on('/customers/34', { kind: 'json', status: 404, body: {} });
     assert.equal((await read('/api/customers/34')).status, 404);
+    // Past cache.notFoundSeconds, so the next read asks the upstream again.
+    fx.clock.advance(6_000);
     fx.upstream.on('/customers/34', { kind: 'json', status: 500, body: {} });
     assert.equal((await read('/api/customers/34')).status, 502);
   });

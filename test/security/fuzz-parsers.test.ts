@@ -7,7 +7,7 @@ import { HgError } from '../../src/errors.ts';
 import { ifNoneMatchMatches } from '../../src/http/conditional.ts';
 import { NONE_ACCEPTABLE, Negotiator } from '../../src/http/negotiate.ts';
 import { isSafeRequestId } from '../../src/observability/request-id.ts';
-import { parseCustomerId } from '../../src/resources/customer-id.ts';
+import { parseCanonicalInteger as parseCustomerId } from '../../src/resources/params.ts';
 
 /**
  * Property tests of the parsers that read request text: they never throw anything but our

@@ -1,0 +1,111 @@
+import { JsonPointer } from '../resources/json-pointer.ts';
+import { PathTemplate } from '../resources/template.ts';
+import { servicesOf } from './service-checks.ts';
+import type { Config, ResourceConfig } from './types.ts';
+
+/** Names the formats and the collection rendering use themselves: no field may take them. */
+export const RESERVED_FIELDS: ReadonlySet<string> = new Set(['links', '_links', '_embedded', 'items']);
+/** Relations the gateway sets itself. */
+const RESERVED_RELS = new Set(['self']);
+/** Links the API root has whatever is declared. */
+export const ROOT_RELS = ['self', 'describedby'] as const;
+/** Paths the gateway answers itself. */
+const FIXED_PATHS = ['/api', '/api/openapi.json'];
+const NAME = /^[A-Za-z][A-Za-z0-9_-]*$/;
+const REL = /^[A-Za-z][A-Za-z0-9._-]*$/;
+
+/** Parses a template, or records why it is not one under `key`; null then. */
+function template(text: string, key: string, problems: string[]): PathTemplate | null {
+  const problem = PathTemplate.problem(text);
+  if (problem === null) return PathTemplate.parse(text);
+  problems.push(`${key}: ${problem}, got ${JSON.stringify(text)}`);
+  return null;
+}
+
+function pointer(text: string | null, key: string, problems: string[]): void {
+  if (text === null) return;
+  const problem = JsonPointer.problem(text);
+  if (problem !== null) problems.push(`${key}: ${problem}, got ${JSON.stringify(text)}`);
+}
+
+/** Every parameter `t` names must be one of `known` (the parameters of `where`). */
+function paramsWithin(t: PathTemplate | null, known: readonly string[], key: string, where: string, problems: string[]): void {
+  for (const name of t?.params ?? []) {
+    if (!known.includes(name)) problems.push(`${key}: {${name}} is not a parameter of ${where}`);
+  }
+}
+
+function checkResource(name: string, r: ResourceConfig, config: Config, problems: string[], shapes: Map<string, string>): void {
+  const at = `resources.${name}`;
+  if (!NAME.test(name)) problems.push(`${at}: a resource name starts with a letter and has only letters, digits, - and _`);
+  const item = template(r.path, `${at}.path`, problems);
+  const params = item?.params ?? [];
+  if (item !== null && params.length === 0) problems.push(`${at}.path: an item path needs a parameter (its last one names the item)`);
+  for (const param of params) if (r.params[param] === undefined) problems.push(`${at}.params.${param}: the path parameter {${param}} has no type ("integer" or "string")`);
+  for (const param of Object.keys(r.params)) if (item !== null && !params.includes(param)) problems.push(`${at}.params.${param}: not a parameter of ${at}.path`);
+  paramsWithin(template(r.upstream, `${at}.upstream`, problems), params, `${at}.upstream`, `${at}.path`, problems);
+  if (!servicesOf(config).has(r.service)) problems.push(`${at}.service: "${r.service}" is not a declared service ("upstream" or a key of upstreams)`);
+  pointer(r.record, `${at}.record`, problems);
+  for (const key of ['fields', 'exposeFields'] as const) {
+    for (const field of r[key]) if (RESERVED_FIELDS.has(field)) problems.push(`${at}.${key}: "${field}" is always part of the representation or reserved`);
+  }
+  for (const field of r.exposeFields) if (r.fields.includes(field)) problems.push(`${at}.exposeFields: "${field}" is already in ${at}.fields`);
+  for (const field of Object.keys(r.fieldTypes)) {
+    if (!r.fields.includes(field) && !r.exposeFields.includes(field)) problems.push(`${at}.fieldTypes.${field}: not in ${at}.fields or ${at}.exposeFields`);
+  }
+  for (const [rel, text] of Object.entries(r.links)) {
+    if (RESERVED_RELS.has(rel)) problems.push(`${at}.links.${rel}: "self" is always added and names the requested path`);
+    else if (!REL.test(rel)) problems.push(`${at}.links.${rel}: a relation name starts with a letter and has only letters, digits, ., - and _`);
+    template(text, `${at}.links.${rel}`, problems);
+  }
+  for (const key of ['rel', 'singular'] as const) {
+    const value = r[key];
+    if (value !== null && !NAME.test(value)) problems.push(`${at}.${key}: starts with a letter and has only letters, digits, - and _`);
+  }
+  if (r.scope !== null && /\s/.test(r.scope)) problems.push(`${at}.scope: expected a single scope without spaces`);
+  if (r.owner !== null && item !== null && !params.includes(r.owner.param)) problems.push(`${at}.owner.param: {${r.owner.param}} is not a parameter of ${at}.path`);
+  const shapeOf = (t: PathTemplate | null, key: string): void => {
+    if (t === null) return;
+    const other = shapes.get(t.shape);
+    if (other !== undefined) problems.push(`${key}: ${t.text} collides with ${other} (the same paths would match both)`);
+    else shapes.set(t.shape, `${key} (${t.text})`);
+  };
+  shapeOf(item, `${at}.path`);
+  const c = r.collection;
+  if (c === null) return;
+  const collection = template(c.path, `${at}.collection.path`, problems);
+  shapeOf(collection, `${at}.collection.path`);
+  const identity = params[params.length - 1];
+  paramsWithin(collection, params.filter((p) => p !== identity), `${at}.collection.path`, `${at}.path (other than the item's own {${identity}})`, problems);
+  const collectionParams = collection?.params ?? [];
+  paramsWithin(template(c.upstream, `${at}.collection.upstream`, problems), collectionParams, `${at}.collection.upstream`, `${at}.collection.path`, problems);
+  pointer(c.items, `${at}.collection.items`, problems);
+  pointer(c.total, `${at}.collection.total`, problems);
+  for (const [rel, text] of Object.entries(c.links)) {
+    if (RESERVED_RELS.has(rel) || (c.paged && ['first', 'prev', 'next', 'last'].includes(rel))) problems.push(`${at}.collection.links.${rel}: the gateway sets this relation itself`);
+    paramsWithin(template(text, `${at}.collection.links.${rel}`, problems), collectionParams, `${at}.collection.links.${rel}`, `${at}.collection.path`, problems);
+  }
+}
+
+/**
+ * The rules a resource table must keep beyond each key's own type (README "Declaring resources"):
+ * templates that parse and name only known parameters, typed parameters, declared services, JSON
+ * pointers, no two paths that match the same requests, API root relations used once.
+ */
+export function checkResources(config: Config, problems: string[]): void {
+  const shapes = new Map<string, string>(FIXED_PATHS.map((p) => [PathTemplate.parse(p).shape, `the gateway's own ${p}`]));
+  const rootRels = new Map<string, string>(ROOT_RELS.map((r) => [r, 'the API root itself']));
+  for (const [name, resource] of Object.entries(config.resources)) {
+    checkResource(name, resource, config, problems, shapes);
+    const linked: [string, string][] = [];
+    if (resource.rel !== null) linked.push([resource.rel, `resources.${name}.rel`]);
+    if (resource.collection !== null && PathTemplate.problem(resource.collection.path) === null && PathTemplate.parse(resource.collection.path).params.length === 0) {
+      linked.push([name, `resources.${name} (its collection is linked from the API root under the resource's name)`]);
+    }
+    for (const [rel, key] of linked) {
+      const other = rootRels.get(rel);
+      if (other !== undefined) problems.push(`${key}: the API root relation "${rel}" is already used by ${other}`);
+      else rootRels.set(rel, key);
+    }
+  }
+}

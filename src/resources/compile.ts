@@ -1,0 +1,270 @@
+import type { ClaimTable } from '../auth/claims.ts';
+import type { Config, FieldTypeName, ResourceConfig } from '../config/types.ts';
+import { HgError, type ProblemIdentity } from '../errors.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
+import type { UpstreamServices } from '../upstream/services.ts';
+import { JsonPointer } from './json-pointer.ts';
+import type { ParamType, ParamValue } from './params.ts';
+import { PathTemplate } from './template.ts';
+
+/** Where a link template's parameter comes from: the path's values, or a field of the record. */
+export type LinkSource = { readonly param: number } | { readonly field: string };
+
+/** One declared link: the relation, its template, and a source per template parameter. */
+export interface CompiledLink {
+  readonly rel: string;
+  readonly template: PathTemplate;
+  readonly sources: readonly LinkSource[];
+}
+
+/**
+ * Takes values in one template's parameter order to another's: `indices[i]` is the position, in
+ * the source values, of the target's i-th parameter.
+ */
+export class Projection {
+  readonly #indices: readonly number[];
+  readonly target: PathTemplate;
+
+  constructor(from: readonly string[], target: PathTemplate) {
+    this.target = target;
+    this.#indices = target.params.map((name) => {
+      const index = from.indexOf(name);
+      if (index === -1) throw new Error(`${target.text}: {${name}} is not among ${from.join(', ')}`);
+      return index;
+    });
+  }
+
+  /** The source values in the target's parameter order. */
+  values(values: readonly ParamValue[]): ParamValue[] {
+    return this.#indices.map((i) => values[i] as ParamValue);
+  }
+
+  /** The target path built from the source values. */
+  build(values: readonly ParamValue[]): string {
+    return this.target.build(this.values(values));
+  }
+}
+
+export interface CompiledCollection {
+  readonly path: PathTemplate;
+  readonly types: readonly ParamType[];
+  /** The upstream path of the collection, from the collection's values. */
+  readonly upstream: Projection;
+  readonly items: JsonPointer;
+  readonly total: JsonPointer | null;
+  readonly paged: boolean;
+  readonly cacheItems: boolean;
+  /** An upstream 404 for it: a 404 for a collection below an item (that item may not exist), a 502 for a top-level one (the upstream lacks it). */
+  readonly nested: boolean;
+  /** Declared links, over the collection path's parameters. */
+  readonly links: readonly CompiledLink[];
+  /** For each item parameter: its index in the collection's values, or -1 (from the record). */
+  readonly itemParamSources: readonly number[];
+  /** Groups of the collection's entries (its pages): the collection itself and what it lies below. */
+  groups(values: readonly ParamValue[]): string[];
+  /** Invalidation group of this collection's pages, from the collection's values. */
+  pagesGroup(values: readonly ParamValue[]): string;
+  /** The owner parameter's index in the collection's values, or -1 when the path lacks it. */
+  readonly ownerParam: number;
+  /** The declared item this collection lies below (orders: their customer), with its path from the collection's values. */
+  parent(): { readonly resource: CompiledResource; readonly path: Projection } | null;
+}
+
+/** A resource declaration compiled once at start (or reload): everything a request needs, precomputed. */
+export interface CompiledResource {
+  readonly name: string;
+  /** The noun for one item (problem codes, messages, schema names). */
+  readonly singular: string;
+  /** The API root's relation for the item template, or null. */
+  readonly rel: string | null;
+  readonly item: PathTemplate;
+  /** Parameter types, in the item path's order; the last parameter names the item. */
+  readonly types: readonly ParamType[];
+  readonly identityField: string;
+  readonly upstream: Projection;
+  readonly service: UpstreamClient;
+  readonly record: JsonPointer;
+  readonly fields: readonly string[];
+  readonly fieldTypes: Readonly<Record<string, FieldTypeName>>;
+  readonly exposeFields: readonly string[];
+  readonly links: readonly CompiledLink[];
+  readonly scope: string;
+  /** The owner rule: the claim's index in the ClaimTable and the parameter's index in the item path. */
+  readonly owner: { readonly claim: number; readonly param: number } | null;
+  readonly maxAgeSeconds: number;
+  readonly collection: CompiledCollection | null;
+  /** Invalidation groups of an item's entry: every declared item it lies below. */
+  groups(values: readonly ParamValue[]): string[];
+  /**
+   * What a change to the item at `path` (with these values) makes stale: the item in every format,
+   * every cached page of its collection, and with `below` everything below it (a delete).
+   */
+  invalidation(path: string, values: readonly ParamValue[], below: boolean): { keys: string[]; groups: string[] };
+  /** The 404 the upstream's "no such item" becomes. */
+  notFound(): HgError;
+}
+
+/** The compiled table: the router, the API root, the OpenAPI document and purge all read it. */
+export interface ResourceTable {
+  readonly resources: readonly CompiledResource[];
+  /** The resource whose item path matches `path` exactly, with its values; null when none does. */
+  matchItem(path: string): { resource: CompiledResource; values: ParamValue[] } | null;
+  /** The resource whose collection path matches `path` exactly, with the collection's values. */
+  matchCollection(path: string): { resource: CompiledResource; values: ParamValue[] } | null;
+}
+
+const capitalized = (word: string): string => word.charAt(0).toUpperCase() + word.slice(1);
+
+/** The problem identity of "no such <singular>": customer-not-found, Customer Not Found, HG_ERR_CUSTOMER_NOT_FOUND. */
+export function notFoundIdentity(singular: string): ProblemIdentity {
+  const words = singular.split(/[-_]/).filter((w) => w !== '');
+  return {
+    slug: `${words.map((w) => w.toLowerCase()).join('-')}-not-found`,
+    title: `${words.map(capitalized).join(' ')} Not Found`,
+    code: `HG_ERR_${words.map((w) => w.toUpperCase()).join('_')}_NOT_FOUND`,
+  };
+}
+
+/** `t`'s first segments up to and including its n-th parameter, as a template ("/api/customers/{customerId}"). */
+function prefixThrough(t: PathTemplate, paramCount: number): PathTemplate {
+  const segments = t.text.slice(1).split('/');
+  let seen = 0;
+  for (let i = 0; i < segments.length; i++) {
+    if ((segments[i] as string).startsWith('{') && ++seen === paramCount) return PathTemplate.parse(`/${segments.slice(0, i + 1).join('/')}`);
+  }
+  throw new Error(`${t.text} has fewer than ${paramCount} parameters`);
+}
+
+/** Does `outer`'s segment list start with all of `inner`'s (parameters match parameters), and go further? */
+function liesBelow(outer: PathTemplate, inner: PathTemplate): boolean {
+  const a = outer.segments;
+  const b = inner.segments;
+  if (b.length >= a.length) return false;
+  return b.every((segment, i) => segment === a[i]);
+}
+
+/** For a template: the items it lies below, each as the prefix template to build its path from our values. */
+function ancestorsOf(t: PathTemplate, items: readonly PathTemplate[]): readonly Projection[] {
+  return items
+    .filter((item) => liesBelow(t, item))
+    .map((item) => new Projection(t.params, prefixThrough(t, item.params.length)));
+}
+
+const BELOW = 'below:';
+const PAGES = 'pages:';
+
+function compileLinks(links: Readonly<Record<string, string>>, params: readonly string[]): CompiledLink[] {
+  return Object.entries(links).map(([rel, text]) => {
+    const template = PathTemplate.parse(text);
+    const sources = template.params.map((name): LinkSource => {
+      const index = params.indexOf(name);
+      return index === -1 ? { field: name } : { param: index };
+    });
+    return { rel, template, sources };
+  });
+}
+
+/** A declared item template with its noun, for what lies below what. */
+interface Known {
+  readonly template: PathTemplate;
+  readonly singular: string;
+}
+
+const singularOf = (name: string, r: ResourceConfig): string => r.singular ?? r.rel ?? name;
+
+function compileOne(name: string, r: ResourceConfig, config: Config, services: UpstreamServices, claims: ClaimTable, known: readonly Known[], byShape: (shape: string) => CompiledResource | undefined): CompiledResource {
+  const item = PathTemplate.parse(r.path);
+  const items = known.map((k) => k.template);
+  const params = item.params;
+  const types = params.map((p) => r.params[p] as ParamType);
+  const singular = singularOf(name, r);
+  const identity = notFoundIdentity(singular);
+  const ancestors = ancestorsOf(item, items);
+  // "No order exists with this id for this customer.": the nearest item it lies below, if any.
+  const parentShape = ancestors[ancestors.length - 1]?.target.shape;
+  const parent = known.find((k) => k.template.shape === parentShape)?.singular;
+  const detail = `No ${singular} exists with this ${params[params.length - 1]}${parent === undefined ? '' : ` for this ${parent}`}.`;
+  const ownerClaim = r.owner === null ? null : (r.owner.claim ?? config.auth.ownerClaim);
+  const owner = r.owner === null || ownerClaim === null ? null : { claim: claims.indexOf(ownerClaim), param: params.indexOf(r.owner.param) };
+  const groupsOf = (projections: readonly Projection[]) => (values: readonly ParamValue[]): string[] => projections.map((p) => BELOW + p.build(values));
+  let collection: CompiledCollection | null = null;
+  let collectionOfItem: Projection | null = null;
+  if (r.collection !== null) {
+    const c = r.collection;
+    const path = PathTemplate.parse(c.path);
+    const above = ancestorsOf(path, items);
+    const collectionAncestors = groupsOf(above);
+    const nearest = above[above.length - 1];
+    const pagesGroup = (values: readonly ParamValue[]): string => PAGES + path.build(values);
+    collectionOfItem = new Projection(params, path);
+    collection = {
+      path,
+      types: path.params.map((p) => r.params[p] as ParamType),
+      upstream: new Projection(path.params, PathTemplate.parse(c.upstream)),
+      items: JsonPointer.compile(c.items),
+      total: c.total === null ? null : JsonPointer.compile(c.total),
+      paged: c.paged,
+      cacheItems: c.cacheItems,
+      nested: path.params.length > 0,
+      links: compileLinks(c.links, path.params),
+      itemParamSources: params.map((p) => path.params.indexOf(p)),
+      groups: (values) => [pagesGroup(values), ...collectionAncestors(values)],
+      pagesGroup,
+      ownerParam: r.owner === null ? -1 : path.params.indexOf(r.owner.param),
+      parent: () => {
+        const resource = nearest === undefined ? undefined : byShape(nearest.target.shape);
+        return resource === undefined || nearest === undefined ? null : { resource, path: nearest };
+      },
+    };
+  }
+  return {
+    name,
+    singular,
+    rel: r.rel,
+    item,
+    types,
+    identityField: params[params.length - 1] as string,
+    upstream: new Projection(params, PathTemplate.parse(r.upstream)),
+    service: services.get(r.service),
+    record: JsonPointer.compile(r.record),
+    fields: r.fields,
+    fieldTypes: r.fieldTypes,
+    exposeFields: r.exposeFields,
+    links: compileLinks(r.links, params),
+    scope: r.scope ?? config.auth.requiredScope,
+    owner,
+    maxAgeSeconds: r.maxAgeSeconds ?? config.cache.maxAgeSeconds,
+    collection,
+    groups: groupsOf(ancestors),
+    invalidation: (path, values, below) => {
+      const groups = below ? [BELOW + path] : [];
+      if (collectionOfItem !== null) groups.push(PAGES + collectionOfItem.build(values));
+      return { keys: [path], groups };
+    },
+    notFound: () => new HgError('HG_ERR_RESOURCE_NOT_FOUND', { detail, identity }),
+  };
+}
+
+/** Compiles every declared resource (config validation has checked the table's rules). */
+export function compileResources(config: Config, services: UpstreamServices, claims: ClaimTable): ResourceTable {
+  const declared = Object.entries(config.resources);
+  const known = declared.map(([name, r]) => ({ template: PathTemplate.parse(r.path), singular: singularOf(name, r) }));
+  const resources: CompiledResource[] = [];
+  // Parents are looked up when first needed, once every resource is compiled.
+  const byShape = (shape: string): CompiledResource | undefined => resources.find((r) => r.item.shape === shape);
+  for (const [name, r] of declared) resources.push(compileOne(name, r, config, services, claims, known, byShape));
+  const matchWith = (pick: (r: CompiledResource) => { t: PathTemplate; types: readonly ParamType[] } | null) => (path: string) => {
+    for (const resource of resources) {
+      const target = pick(resource);
+      if (target === null) continue;
+      const values: ParamValue[] = [];
+      if (target.t.match(path, target.types, values)) return { resource, values };
+    }
+    return null;
+  };
+  return {
+    resources,
+    matchItem: matchWith((r) => ({ t: r.item, types: r.types })),
+    matchCollection: matchWith((r) => (r.collection === null ? null : { t: r.collection.path, types: r.collection.types })),
+  };
+}

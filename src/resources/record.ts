@@ -1,0 +1,146 @@
+import type { FieldTypeName } from '../config/types.ts';
+import { HgError } from '../errors.ts';
+import type { Link, Resource } from '../hypermedia/resource.ts';
+import type { CompiledCollection, CompiledLink, CompiledResource } from './compile.ts';
+import { pagePath } from './page-query.ts';
+import { paramFromValue, parseStringParam, type ParamType, type ParamValue } from './params.ts';
+
+/** The upstream answered, but not with what the declaration says: 502, and the detail says what was wrong. */
+function invalid(r: CompiledResource, what: string, detail: string): HgError {
+  return new HgError('HG_ERR_UPSTREAM_BAD_GATEWAY', { detail: `${r.service.who} sent an invalid ${r.singular} ${what}: ${detail}.` });
+}
+
+function asObject(r: CompiledResource, value: unknown, what: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(r, what, 'not a JSON object');
+  return value as Record<string, unknown>;
+}
+
+function hasType(value: unknown, type: FieldTypeName): boolean {
+  switch (type) {
+    case 'string': return typeof value === 'string';
+    case 'integer': return Number.isSafeInteger(value);
+    case 'number': return typeof value === 'number' && Number.isFinite(value);
+    case 'boolean': return typeof value === 'boolean';
+    case 'object': return typeof value === 'object' && value !== null && !Array.isArray(value);
+    case 'array': return Array.isArray(value);
+  }
+}
+
+/** A record field as a link value: an integer, or a string of the characters a "string" parameter allows. */
+function linkValue(value: unknown): string | null {
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? String(value) : null;
+  return typeof value === 'string' ? parseStringParam(value) : null;
+}
+
+/** The link's path, or null when a value it needs is missing or unfit (the link is then left out). */
+function buildLink(link: CompiledLink, values: readonly ParamValue[], record: Readonly<Record<string, unknown>>): string | null {
+  const parts: ParamValue[] = [];
+  for (const source of link.sources) {
+    const value = 'param' in source ? (values[source.param] as ParamValue) : linkValue(record[source.field]);
+    if (value === null) return null;
+    parts.push(value);
+  }
+  return link.template.build(parts);
+}
+
+function linksOf(self: string, links: readonly CompiledLink[], values: readonly ParamValue[], record: Readonly<Record<string, unknown>>): Record<string, Link> {
+  const out: Record<string, Link> = { self };
+  for (const link of links) {
+    const href = buildLink(link, values, record);
+    if (href !== null) out[link.rel] = href;
+  }
+  return out;
+}
+
+/**
+ * An upstream record as the item resource at `self`: the declared fields in order (each present,
+ * else 502; the identity field rendered as the parsed path value), the exposed fields it has, and
+ * its links. Nothing else the upstream sends passes (data exposure is opt-in).
+ */
+export function itemFromRecord(r: CompiledResource, value: unknown, values: readonly ParamValue[], self: string): Resource {
+  const record = asObject(r, value, 'record');
+  const id = values[values.length - 1] as ParamValue;
+  const upstreamId = record[r.identityField];
+  if (upstreamId === undefined) throw invalid(r, 'record', `${r.identityField} is missing`);
+  if (paramFromValue(r.types[r.types.length - 1] as ParamType, upstreamId) !== id) throw invalid(r, 'record', `${r.identityField} does not match the requested ${r.singular}`);
+  const fields: Record<string, unknown> = {};
+  for (const field of r.fields) {
+    if (field === r.identityField) {
+      fields[field] = id;
+      continue;
+    }
+    const type = r.fieldTypes[field];
+    const present = Object.hasOwn(record, field);
+    if (!present || (type !== undefined && !hasType(record[field], type))) throw invalid(r, 'record', `${field} is missing${type === undefined ? '' : ` or not a${type === 'integer' || type === 'object' || type === 'array' ? 'n' : ''} ${type}`}`);
+    fields[field] = record[field];
+  }
+  for (const field of r.exposeFields) {
+    if (!Object.hasOwn(record, field)) continue;
+    const type = r.fieldTypes[field];
+    if (type !== undefined && !hasType(record[field], type)) throw invalid(r, 'record', `${field} is not a${type === 'integer' || type === 'object' || type === 'array' ? 'n' : ''} ${type}`);
+    fields[field] = record[field];
+  }
+  return { fields, links: linksOf(self, r.links, values, record) };
+}
+
+/** One member of a collection page: its own path and values (to cache it as the item), and its resource. */
+export interface Member {
+  readonly path: string;
+  readonly values: readonly ParamValue[];
+  readonly resource: Resource;
+}
+
+function memberFromRecord(r: CompiledResource, c: CompiledCollection, value: unknown, collectionValues: readonly ParamValue[]): Member {
+  const record = asObject(r, value, 'record');
+  const params = r.item.params;
+  const values = params.map((name, i) => {
+    const source = c.itemParamSources[i] as number;
+    if (source !== -1) return collectionValues[source] as ParamValue;
+    const type = r.types[i] as ParamType;
+    const v = paramFromValue(type, record[name]);
+    if (v === null) throw invalid(r, 'record', `${name} is not ${type === 'integer' ? 'a positive integer' : 'a valid string identifier'}`);
+    return v;
+  });
+  const path = r.item.build(values);
+  return { path, values, resource: itemFromRecord(r, record, values, path) };
+}
+
+/** offset/limit of a paged request; null for a collection answered whole. */
+export interface Paging {
+  readonly offset: number;
+  readonly limit: number;
+}
+
+/** first, prev and next only where they exist, last when the total is known (RFC 8288 relation names). */
+function pageLinks(base: string, { offset, limit }: Paging, count: number, total: number | null): Record<string, Link> {
+  const links: Record<string, Link> = { self: pagePath(base, offset, limit), first: pagePath(base, 0, limit) };
+  if (offset > 0) links['prev'] = pagePath(base, Math.max(0, offset - limit), limit);
+  if (total === null ? count === limit : offset + limit < total) links['next'] = pagePath(base, offset + limit, limit);
+  if (total !== null) links['last'] = pagePath(base, total === 0 ? 0 : Math.floor((total - 1) / limit) * limit, limit);
+  return links;
+}
+
+/**
+ * An upstream collection answer as the collection resource: its members (each rendered as the item,
+ * with its own self link), the total when declared, paging links and the declared links.
+ */
+export function pageFromBody(r: CompiledResource, c: CompiledCollection, body: unknown, collectionValues: readonly ParamValue[], base: string, paging: Paging | null): { page: Resource; members: Member[] } {
+  const records = c.items.resolve(body);
+  if (!Array.isArray(records) || (paging !== null && records.length > paging.limit)) {
+    throw invalid(r, 'collection', `${c.items.text.slice(1) || 'the body'} is not an array${paging === null ? '' : ' of at most limit records'}`);
+  }
+  let total: number | null = null;
+  if (c.total !== null) {
+    const value = c.total.resolve(body);
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw invalid(r, 'collection', `${c.total.text.slice(1) || 'the body'} is not a non-negative integer`);
+    total = value;
+  }
+  const members = records.map((record) => memberFromRecord(r, c, record, collectionValues));
+  const links: Record<string, Link> = paging === null ? { self: base } : pageLinks(base, paging, records.length, total);
+  for (const link of c.links) {
+    const href = buildLink(link, collectionValues, {});
+    if (href !== null) links[link.rel] = href;
+  }
+  const fields = total === null ? {} : { total };
+  return { page: { fields, links, embedded: { rel: r.name, items: members.map((m) => m.resource) } }, members };
+}

@@ -1,0 +1,69 @@
+import type { ClaimTable } from '../auth/claims.ts';
+import type { Clock } from '../clock.ts';
+import { servicesOf } from '../config/service-checks.ts';
+import type { Config, UpstreamConfig } from '../config/types.ts';
+import type { BreakerStateName, UpstreamObserver } from '../observability/metrics.ts';
+import { UpstreamClient } from './client.ts';
+
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+interface Built {
+  readonly client: UpstreamClient;
+  /** What the client was built from: reused on reload when all of it is the same. */
+  readonly key: string;
+}
+
+/**
+ * One client (pool, deadline, breaker, headers) per upstream service, chosen by name; "upstream"
+ * is the default service. A reload keeps the clients whose settings did not change, with their
+ * pooled connections and breaker state, and closes the others once their requests are done.
+ */
+export class UpstreamServices {
+  readonly #built: ReadonlyMap<string, Built>;
+
+  private constructor(built: ReadonlyMap<string, Built>) {
+    this.#built = built;
+  }
+
+  static build(config: Config, previous: UpstreamServices | null, urlOf: (name: string, service: UpstreamConfig) => string, observer: UpstreamObserver, clock: Clock, claims: ClaimTable): UpstreamServices {
+    const built = new Map<string, Built>();
+    for (const [name, service] of servicesOf(config)) {
+      const url = urlOf(name, service);
+      const key = JSON.stringify([service, url, claims.names]);
+      const old = previous === null ? undefined : previous.#built.get(name);
+      built.set(name, old !== undefined && same(old.key, key) ? old : { key, client: new UpstreamClient(service, url, observer, clock, { name, claims }) });
+    }
+    return new UpstreamServices(built);
+  }
+
+  /** The client of a declared service (config validation guarantees the name). */
+  get(name: string): UpstreamClient {
+    const built = this.#built.get(name);
+    if (built === undefined) throw new Error(`no upstream service "${name}"`);
+    return built.client;
+  }
+
+  get default(): UpstreamClient {
+    return this.get('upstream');
+  }
+
+  /** Each service's breaker state, for /metrics. */
+  *breakerStates(): Iterable<readonly [string, BreakerStateName]> {
+    for (const [name, { client }] of this.#built) yield [name, client.breaker.state];
+  }
+
+  /** The services whose breaker is open now (readiness). */
+  openBreakers(): string[] {
+    return [...this.#built].filter(([, { client }]) => client.breaker.state === 'open').map(([name]) => name);
+  }
+
+  /** Closes the clients `next` does not reuse (after a reload); Pool.close lets their requests finish. */
+  closeUnusedBy(next: UpstreamServices): void {
+    const kept = new Set([...next.#built.values()].map((b) => b.client));
+    for (const { client } of this.#built.values()) if (!kept.has(client)) client.close().catch(() => {});
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#built.values()].map(({ client }) => client.close()));
+  }
+}
