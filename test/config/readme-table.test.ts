@@ -1,24 +1,11 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { describe, it } from 'node:test';
-import { PROJECT_ROOT, readDefaults } from '../../src/config/load.ts';
+import { readDefaults } from '../../src/config/load.ts';
+import { readmeConfigRows } from '../helpers/readme.ts';
 
 /** Rows of the README "Configuration" table: key → default cell, parsed as JSON. */
 function readmeRows(): Map<string, unknown> {
-  const text = readFileSync(resolve(PROJECT_ROOT, 'README.md'), 'utf8');
-  const start = text.indexOf('\n## Configuration');
-  assert.notEqual(start, -1, 'README has a "## Configuration" section');
-  const end = text.indexOf('\n## ', start + 1);
-  const rows = new Map<string, unknown>();
-  for (const line of text.slice(start, end === -1 ? undefined : end).split('\n')) {
-    const cells = line.split('|').map((c) => c.trim());
-    const key = /^`([A-Za-z0-9.]+)`$/.exec(cells[1] ?? '')?.[1];
-    const value = /^`(.*)`$/.exec(cells[3] ?? '')?.[1];
-    if (key === undefined || value === undefined) continue;
-    rows.set(key, JSON.parse(value));
-  }
-  return rows;
+  return new Map([...readmeConfigRows()].map(([key, row]) => [key, row.defaultValue]));
 }
 
 function leaves(tree: Record<string, unknown>, prefix = ''): Map<string, unknown> {
