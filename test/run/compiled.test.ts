@@ -69,7 +69,7 @@ describe('the compiled gateway', () => {
 
   test('the hypergate bin runs from any folder on the shipped defaults, its dev keys kept in the package', async (t) => {
     const cwd = elsewhere();
-    const gw = spawnGateway([], { command: [join(built.root, 'bin/hypergate.js')], cwd, env: { ...process.env, HYPERGATE_SERVER_PORT: '0', HYPERGATE_SAMPLE_UPSTREAM_CUSTOMERS: '100' } });
+    const gw = spawnGateway([], { command: [join(built.root, 'bin/hypergate.js')], cwd, env: { HYPERGATE_SERVER_PORT: '0', HYPERGATE_SAMPLE_UPSTREAM_CUSTOMERS: '100' } });
     t.after(() => gw.child.kill('SIGKILL'));
     const port = await gw.listening;
     await waitFor(() => /Authorization: Bearer [A-Za-z0-9._-]+/.test(gw.stderr()), 'the dev banner');
