@@ -1,12 +1,19 @@
 /**
- * `npm run bench:memory`: hypergate's resident memory with its caches full. Starts the sample
- * upstream and hypergate (src/main.ts, default config plus any --cache-* override), sends one
- * request per customer, each with a token of its own, then checks through /metrics that the
- * tokens are all still cached (the oldest 1,000 are sent again: cache hits, no verification) and
- * reads VmRSS. Fails (exit 1) when RSS reaches --limit-mb or the run passes --timeout.
+ * `npm run bench:memory`: hypergate's resident memory, started as production starts it (the
+ * compiled dist/main.js, as `npm start` runs it; default config plus any --cache-* override), at
+ * the two points the footprint target names (issue 13, item 2):
+ *   1. before the first request (after --settle seconds idle);
+ *   2. with --customers customers read in JSON, --hal of them in HAL as well, and --tokens distinct
+ *      tokens verified (request i reads customer i with token i; the HAL reads reuse tokens
+ *      1..--hal, already verified), after --settle seconds idle.
+ * It checks through /metrics that the tokens are all still cached (the oldest 1,000 are sent
+ * again: cache hits, no verification), prints the table, and fails (exit 1) when an RSS reaches
+ * its limit or the run passes --timeout. `--record` appends the table to bench/RESULTS.md;
+ * `--quick` is a smoke run with small counts and no verdict, never recorded.
  *
- *   npm run bench:memory -- [--customers 100000] [--tokens 100000] [--limit-mb 200]
- *     [--cache-entries N] [--cache-bytes N] [--settle S] [--timeout S] [--no-record]
+ *   npm run bench:memory -- [--customers 100000] [--hal 10000] [--tokens 100000] [--limit-mb 200]
+ *     [--start-limit-mb 60] [--cache-entries N] [--cache-bytes N] [--settle S] [--timeout S]
+ *     [--results-dir DIR] [--record] [--quick]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,24 +25,38 @@ import { freePort, ROOT, rssBytes } from './lib/proc.ts';
 import { appendResults, runInfo, writeJson } from './lib/report.ts';
 import { hypergate, startUpstream } from './lib/servers.ts';
 
-const args = parseArgs(process.argv.slice(2), ['--customers', '--tokens', '--limit-mb', '--cache-entries', '--cache-bytes', '--timeout', '--settle', '--results-dir'], ['--no-record']);
-const customers = Number(args.get('--customers') ?? 100_000);
-const tokens = Number(args.get('--tokens') ?? 100_000);
-const limitMb = Number(args.get('--limit-mb') ?? 200);
-const timeoutS = Number(args.get('--timeout') ?? 300);
-const settleS = Number(args.get('--settle') ?? 10);
+const args = parseArgs(
+  process.argv.slice(2),
+  ['--customers', '--hal', '--tokens', '--limit-mb', '--start-limit-mb', '--cache-entries', '--cache-bytes', '--timeout', '--settle', '--results-dir'],
+  ['--record', '--quick'],
+);
+const quick = args.has('--quick');
+const count = (name: string, full: number, smoke: number): number => {
+  const n = Number(args.get(name) ?? (quick ? smoke : full));
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name}: expected a whole number, got ${String(args.get(name))}`);
+  return n;
+};
+const customers = Math.max(1, count('--customers', 100_000, 2000));
+const hal = Math.min(customers, count('--hal', 10_000, 200));
+const tokens = count('--tokens', 100_000, 2000);
+const limitMb = count('--limit-mb', 200, 200);
+const startLimitMb = count('--start-limit-mb', 60, 60);
+const timeoutS = count('--timeout', 300, 120);
+const settleS = count('--settle', 10, 1);
 const CONCURRENCY = 32;
+const JSON_TYPE = 'application/json';
+const HAL_TYPE = 'application/hal+json';
 
-/** Sends requests 1..count (32 at a time): request i reads customer ((i-1) % customers) + 1. */
-async function send(pool: Pool, from: number, to: number, token: (i: number) => string): Promise<void> {
+/** Sends requests from..to (32 at a time): request i reads customer ((i-1) % customers) + 1 in `type`. */
+async function send(pool: Pool, from: number, to: number, type: string, token: (i: number) => string): Promise<void> {
   let next = from;
   const worker = async (): Promise<void> => {
     while (next <= to) {
       const i = next++;
       const path = `/api/customers/${((i - 1) % customers) + 1}`;
-      const res = await pool.request({ method: 'GET', path, headers: { accept: 'application/json', authorization: `Bearer ${token(i)}` } });
+      const res = await pool.request({ method: 'GET', path, headers: { accept: type, authorization: `Bearer ${token(i)}` } });
       await res.body.dump();
-      if (res.statusCode !== 200) throw new Error(`GET ${path} answered ${res.statusCode}`);
+      if (res.statusCode !== 200 || res.headers['content-type'] !== type) throw new Error(`GET ${path} (${type}) answered ${res.statusCode} ${String(res.headers['content-type'])}`);
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
@@ -51,6 +72,14 @@ async function metrics(adminPort: number): Promise<Map<string, number>> {
   return out;
 }
 
+/** Idle for a while first: V8's memory reducer collects garbage once allocation stops, so RSS then is what is held, not what was passing through. */
+function settle(): Promise<void> {
+  return new Promise((r) => setTimeout(r, settleS * 1000));
+}
+
+const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
+const VERIFIED = 'hypergate_token_verifications_total{result="ok"}';
+
 async function run(keys: BenchKeys): Promise<{ text: string; ok: boolean; figures: Record<string, number> }> {
   const upstream = await startUpstream(customers);
   const adminPort = await freePort();
@@ -58,38 +87,56 @@ async function run(keys: BenchKeys): Promise<{ text: string; ok: boolean; figure
   if (args.has('--cache-entries')) extra['HYPERGATE_CACHE_MAX_ENTRIES'] = String(args.get('--cache-entries'));
   if (args.has('--cache-bytes')) extra['HYPERGATE_CACHE_MAX_BYTES'] = String(args.get('--cache-bytes'));
   const server = await hypergate('hypergate', ROOT, extra).start({ upstreamUrl: upstream.url, publicKeyFile: keys.publicKeyFile, capturePath: '', accessLog: true });
+  const pid = server.child.pid as number;
   const pool = new Pool(`http://127.0.0.1:${server.port}`, { connections: CONCURRENCY });
   try {
-    const startRss = rssBytes(server.child.pid as number);
+    await settle();
+    const startRss = rssBytes(pid);
+    // Read after the RSS: the admin listener's answer is not part of "before the first request".
+    const atStart = await metrics(adminPort);
     const shared = mint(keys, 'memory-shared');
     const minted: string[] = [];
     const tokenOf = (i: number): string => (i <= tokens ? (minted[i] ??= mint(keys, `memory-${i}`)) : shared);
     const started = Date.now();
-    await send(pool, 1, Math.max(customers, tokens), tokenOf);
+    await send(pool, 1, Math.max(customers, tokens), JSON_TYPE, tokenOf);
+    await send(pool, 1, hal, HAL_TYPE, tokenOf);
     const fillS = (Date.now() - started) / 1000;
     const before = await metrics(adminPort);
     // The oldest tokens again: still cached means token-cache hits and no new verification.
     const again = Math.min(1000, tokens);
-    await send(pool, 1, again, tokenOf);
-    // Idle for a while first: V8's memory reducer collects garbage once allocation stops, so RSS
-    // then is what the caches hold rather than the fill's garbage.
-    await new Promise((r) => setTimeout(r, settleS * 1000));
+    await send(pool, 1, again, JSON_TYPE, tokenOf);
+    await settle();
+    const rss = rssBytes(pid);
     const after = await metrics(adminPort);
-    const rss = rssBytes(server.child.pid as number);
-    const verified = after.get('hypergate_token_verifications_total{result="ok"}') ?? 0;
-    const reverified = verified - (before.get('hypergate_token_verifications_total{result="ok"}') ?? 0);
-    const entries = after.get('hypergate_cache_entries') ?? 0;
-    const heapMb = (after.get('nodejs_heap_size_used_bytes') ?? Number.NaN) / 2 ** 20;
-    const figures = { customers, tokens, rssMb: rss / 2 ** 20, startRssMb: startRss / 2 ** 20, heapUsedMb: heapMb, limitMb, cacheEntries: entries, cacheEvictions: after.get('hypergate_cache_evictions_total') ?? 0, tokensVerified: verified, oldestTokensReverified: reverified, fillSeconds: fillS };
-    const ok = rss < limitMb * 2 ** 20;
+    const reverified = (after.get(VERIFIED) ?? 0) - (before.get(VERIFIED) ?? 0);
+    const figures = {
+      customers,
+      halCustomers: hal,
+      tokens,
+      startRssMb: startRss / 2 ** 20,
+      startLimitMb,
+      rssMb: rss / 2 ** 20,
+      limitMb,
+      startHeapUsedMb: (atStart.get('nodejs_heap_size_used_bytes') ?? Number.NaN) / 2 ** 20,
+      heapUsedMb: (after.get('nodejs_heap_size_used_bytes') ?? Number.NaN) / 2 ** 20,
+      cacheEntries: after.get('hypergate_cache_entries') ?? 0,
+      cacheEvictions: after.get('hypergate_cache_evictions_total') ?? 0,
+      tokensVerified: before.get(VERIFIED) ?? 0,
+      oldestTokensReverified: reverified,
+      fillSeconds: fillS,
+    };
+    const startOk = startRss < startLimitMb * 2 ** 20;
+    const fullOk = rss < limitMb * 2 ** 20;
+    const verdict = (ok: boolean): string => (quick ? 'smoke run: no verdict' : ok ? 'PASS' : 'FAIL');
     const text = [
-      `| customers requested | tokens | response cache entries (2 formats each) | evictions | oldest ${again} tokens re-verified | RSS at start MB | RSS MB | JS heap used MB | limit MB | fill s |`,
-      '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-      `| ${customers} | ${tokens} | ${entries} (${Math.floor(entries / 2)} customers) | ${figures.cacheEvictions} | ${reverified} | ${figures.startRssMb.toFixed(1)} | ${figures.rssMb.toFixed(1)} | ${heapMb.toFixed(1)} | ${limitMb} | ${fillS.toFixed(1)} |`,
+      '| when | RSS MB | limit MB | verdict | JS heap used MB | response cache entries | cache evictions | tokens verified |',
+      '| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |',
+      `| before the first request | ${mb(startRss)} | ${startLimitMb} | ${verdict(startOk)} | ${mb(atStart.get('nodejs_heap_size_used_bytes') ?? Number.NaN)} | ${atStart.get('hypergate_cache_entries') ?? 0} | ${atStart.get('hypergate_cache_evictions_total') ?? 0} | ${atStart.get(VERIFIED) ?? 0} |`,
+      `| ${customers} customers read in JSON, ${hal} of them in HAL as well, ${tokens} distinct tokens | ${mb(rss)} | ${limitMb} | ${verdict(fullOk)} | ${mb(after.get('nodejs_heap_size_used_bytes') ?? Number.NaN)} | ${figures.cacheEntries} | ${figures.cacheEvictions} | ${figures.tokensVerified} |`,
       '',
-      `${ok ? 'PASS' : 'FAIL'}: RSS ${figures.rssMb.toFixed(1)} MB ${ok ? '<' : '>='} ${limitMb} MB${reverified === 0 ? '; every token still cached' : `; ${reverified} of the oldest tokens had been evicted from the token cache`}.`,
+      `RSS after ${settleS} s idle each time; filled in ${fillS.toFixed(1)} s by ${CONCURRENCY} connections. ${reverified === 0 ? `The oldest ${again} tokens sent again were all still cached.` : `${reverified} of the oldest ${again} tokens sent again had been evicted from the token cache.`}`,
     ].join('\n');
-    return { text, ok, figures };
+    return { text, ok: quick || (startOk && fullOk), figures };
   } finally {
     await pool.close();
     await server.stop();
@@ -106,9 +153,15 @@ try {
   const { text, ok, figures } = await run(makeKeys(dir));
   clearTimeout(deadline);
   process.stdout.write(`${text}\n`);
-  const info = runInfo(`undici, ${CONCURRENCY} connections`, { customers, tokens, ...(args.has('--cache-entries') ? { cacheMaxEntries: String(args.get('--cache-entries')) } : {}), ...(args.has('--cache-bytes') ? { cacheMaxBytes: String(args.get('--cache-bytes')) } : {}) });
-  writeJson(resolve(String(args.get('--results-dir') ?? resolve(ROOT, 'bench/results'))), info, { memory: figures });
-  if (!args.has('--no-record')) appendResults(resolve(ROOT, 'bench/RESULTS.md'), info, `Memory (npm run bench:memory):\n\n${text}\n`);
+  const overrides = { ...(args.has('--cache-entries') ? { cacheMaxEntries: String(args.get('--cache-entries')) } : {}), ...(args.has('--cache-bytes') ? { cacheMaxBytes: String(args.get('--cache-bytes')) } : {}) };
+  const info = runInfo(`undici, ${CONCURRENCY} connections`, { customers, halCustomers: hal, tokens, settle: `${settleS}s`, ...overrides, ...(quick ? { quick: true } : {}) });
+  const json = writeJson(resolve(String(args.get('--results-dir') ?? resolve(ROOT, 'bench/results'))), info, { memory: figures });
+  process.stderr.write(`raw results: ${json}\n`);
+  // A smoke run's figures mean nothing: never recorded.
+  if (args.has('--record') && !quick) {
+    appendResults(resolve(ROOT, 'bench/RESULTS.md'), info, `Memory (npm run bench:memory):\n\n${text}\n`);
+    process.stderr.write('appended to bench/RESULTS.md\n');
+  }
   process.exitCode = ok ? 0 : 1;
 } catch (err) {
   process.stderr.write(`bench:memory: FAILED: ${(err as Error).message}\n`);

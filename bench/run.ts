@@ -2,12 +2,15 @@
  * `npm run bench`: hypergate against its ceiling (bare node:http writing the same bytes) and a
  * peer (Fastify + @fastify/jwt), scenario by scenario, each server its own process on core 0,
  * the load generator on core 1. Prints a table, writes raw JSON to bench/results/ and appends the
- * table to bench/RESULTS.md. See `npm run bench -- --help` and README "Performance".
+ * table to bench/RESULTS.md, with an SVG chart of it (bench/chart.svg when recorded). See
+ * `npm run bench -- --help` and README "Performance".
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { captureHit } from './lib/capture.ts';
+import { renderChart } from './lib/chart.ts';
+import { chartFromJson } from './lib/chart-source.ts';
 import { makeKeys, mint } from './lib/jwt.ts';
 import { parseMarked } from './lib/load.ts';
 import { measure, type RunRecord } from './lib/measure.ts';
@@ -33,7 +36,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  // Nothing to compile (tsx runs the TypeScript as `npm start` does); the peer's packages must be there.
+  // hypergate is built before its first start (checkout.ts); the peer's packages must be there.
   if (opts.servers.some((n) => n.startsWith('fastify')) && !existsSync(resolve(ROOT, 'node_modules/fastify')) && opts.compare === null) {
     throw new Error('the Fastify peer needs its devDependencies: run npm ci (or pass --servers baseline,hypergate)');
   }
@@ -101,11 +104,20 @@ async function main(): Promise<void> {
       taskset: hasTaskset ? 'servers core 0, load core 1' : 'none',
       ...(opts.compare === null ? {} : { compare: opts.compare.join(', ') }),
     });
-    const json = writeJson(opts.resultsDir, info, { summary: rows, extras, records });
-    say(`raw results: ${json}`);
+    const json = writeJson(opts.resultsDir, info, { reference, summary: rows, extras, records });
+    // The picture is drawn from the JSON just written: what is recorded is what is shown.
+    const chart = renderChart(chartFromJson(json));
+    const chartFile = json.replace(/\.json$/, '.svg');
+    writeFileSync(chartFile, chart);
+    say(`raw results: ${json}\nchart: ${chartFile}`);
     if (opts.record) {
       appendResults(resolve(ROOT, 'bench/RESULTS.md'), info, text);
       say('appended to bench/RESULTS.md');
+      // The README's picture is of the latest recorded run against the baseline (not a --compare).
+      if (opts.compare === null) {
+        writeFileSync(resolve(ROOT, 'bench/chart.svg'), chart);
+        say('chart in bench/chart.svg');
+      }
     }
   } finally {
     await upstream.stop();

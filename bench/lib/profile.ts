@@ -3,7 +3,9 @@
  * measured part of the profile, by function and place: where a cache hit's time goes.
  */
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { SourceMap, type SourceMapPayload, type SourceMapping } from 'node:module';
 import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { runLoad } from './load.ts';
 import type { Options } from './options.ts';
 import { ROOT } from './proc.ts';
@@ -12,7 +14,7 @@ import { hypergate, type ServerSpec, type StartContext } from './servers.ts';
 
 interface ProfileNode {
   readonly id: number;
-  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number; readonly columnNumber: number };
 }
 
 interface CpuProfile {
@@ -29,10 +31,30 @@ export interface Frame {
   readonly percent: number;
 }
 
-function place(url: string, line: number): string {
+const sourceMaps = new Map<string, SourceMap | null>();
+
+/** The source map beside a compiled file (`dist/x.js.map`, as `npm run build` writes it), or null. */
+function sourceMapOf(url: string): SourceMap | null {
+  let map = sourceMaps.get(url);
+  if (map === undefined) {
+    try {
+      map = new SourceMap(JSON.parse(readFileSync(`${fileURLToPath(url)}.map`, 'utf8')) as SourceMapPayload);
+    } catch {
+      map = null;
+    }
+    sourceMaps.set(url, map);
+  }
+  return map;
+}
+
+/** `file:line` of a frame; a compiled frame is named by its TypeScript source, so profiles of builds and of tsx runs read alike. */
+function place(url: string, line: number, column: number): string {
   if (url === '') return '';
-  const short = url.replace(`file://${ROOT}/`, '').replace(/^file:\/\/.*\/node_modules\//, '');
-  return ` ${short}:${line + 1}`;
+  // findEntry gives {} where the map has nothing.
+  const entry: Partial<SourceMapping> | undefined = url.startsWith('file://') && url.endsWith('.js') ? sourceMapOf(url)?.findEntry(line, column) : undefined;
+  const [where, at] = entry?.originalSource !== undefined && entry.originalLine !== undefined ? [new URL(entry.originalSource, url).href, entry.originalLine] : [url, line];
+  const short = where.replace(`file://${ROOT}/`, '').replace(/^file:\/\/.*\/node_modules\//, '');
+  return ` ${short}:${at + 1}`;
 }
 
 /**
@@ -57,7 +79,7 @@ export function topFrames(file: string, count = 25, window?: { readonly fromUs: 
       return;
     }
     busyUs += us;
-    const key = name + place(node.callFrame.url, node.callFrame.lineNumber);
+    const key = name + place(node.callFrame.url, node.callFrame.lineNumber, node.callFrame.columnNumber);
     self.set(key, (self.get(key) ?? 0) + us);
   });
   const frames = [...self.entries()]

@@ -107,8 +107,13 @@ ratios within one section only: absolute req/s depend on the machine and what el
 its memory table. Smoke runs (\`--quick\`) are never recorded.
 `;
 
+/** The line that says on what and how a run was made (bench/RESULTS.md, the chart's subtitle). */
+export function describeRun(info: RunInfo): string {
+  const opts = Object.entries(info.options).map(([k, v]) => `${k}=${String(v)}`).join(', ');
+  return `Node ${info.node}, ${info.cpu} (${info.cores} cores), load generator ${info.tool}; ${opts}`;
+}
+
 export function appendResults(file: string, info: RunInfo, body: string): void {
   if (!existsSync(file) || readFileSync(file, 'utf8').trim() === '') writeFileSync(file, RESULTS_HEADER);
-  const opts = Object.entries(info.options).map(([k, v]) => `${k}=${String(v)}`).join(', ');
-  appendFileSync(file, `\n## ${info.date}\n\nNode ${info.node}, ${info.cpu} (${info.cores} cores), load generator ${info.tool}; ${opts}\n\n${body}\n`);
+  appendFileSync(file, `\n## ${info.date}\n\n${describeRun(info)}\n\n${body}\n`);
 }

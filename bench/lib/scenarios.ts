@@ -2,6 +2,7 @@
  * The scenarios (README "Performance"): what each sends, how its servers are warmed, which
  * answers are checked before measuring, and what must hold after it.
  */
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mint, writeRequestList, type BenchKeys } from './jwt.ts';
 import type { LoadSpec } from './load.ts';
@@ -29,6 +30,8 @@ export interface Prepared {
   readonly warm: { readonly load: LoadSpec } | { readonly listFile: string };
   /** The herd driver (1,000 connections, one request each) instead of wrk/autocannon. */
   readonly herd: boolean;
+  /** Upstream requests hypergate must make during the measured part, when the scenario depends on it (the run fails otherwise). */
+  readonly hypergateUpstreamRequests?: number;
   /** A token may not be sent twice to a server that verifies tokens. */
   readonly noRepeat: boolean;
 }
@@ -106,6 +109,18 @@ const spread: Scenario = {
   },
 };
 
+const WIDE_CUSTOMERS = 10_000;
+const wide: Scenario = {
+  name: 'wide',
+  about: `one token, ${WIDE_CUSTOMERS.toLocaleString('en')} customers at random, each read once in the warm-up: every answer a cache hit among many entries`,
+  prepare: (ctx) => {
+    const file = join(ctx.dir, 'wide.txt');
+    writeFileSync(file, Array.from({ length: WIDE_CUSTOMERS }, (_, i) => `${CUSTOMER}${i + 1} ${ctx.hotToken}\n`).join(''));
+    const load: LoadSpec = { path: HOT_PATH, headers: ACCEPT, list: { kind: 'ids', count: WIDE_CUSTOMERS, prefix: CUSTOMER, token: ctx.hotToken, seed: 3 }, expect: 200 };
+    return { load, samples: [{ path: `${CUSTOMER}${WIDE_CUSTOMERS}`, headers: bearer(ctx.hotToken), expect: 200 }], warm: { listFile: file }, herd: false, noRepeat: false, hypergateUpstreamRequests: 0 };
+  },
+};
+
 const conditional: Scenario = {
   name: 'conditional',
   about: 'If-None-Match with the current ETag: 304 Not Modified, no body',
@@ -125,7 +140,8 @@ const herd: Scenario = {
     warm: { load: hotLoad(ctx, `${CUSTOMER}1`) },
     herd: true,
     noRepeat: false,
+    hypergateUpstreamRequests: 1,
   }),
 };
 
-export const SCENARIOS: readonly Scenario[] = [hot, tokens, fresh, spread, conditional, herd];
+export const SCENARIOS: readonly Scenario[] = [hot, tokens, fresh, spread, wide, conditional, herd];

@@ -1,12 +1,13 @@
 /**
  * The servers a benchmark compares, each started as its own process on the server core:
- * the baseline, hypergate (src/main.ts, as `npm start` runs it), the Fastify peer with and
+ * the baseline, hypergate (built, and started as its `npm start` does: checkout.ts), the Fastify peer with and
  * without its verify cache, and hypergate from another checkout (--compare). The sample upstream
  * runs in a process of its own on the same core, so the load generator's core stays clean.
  */
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { buildOnce, startArgv } from './checkout.ts';
 import { AUDIENCE, ISSUER } from './jwt.ts';
 import { freePort, nodeArgv, SERVER_CORE, spawnPinned, stop, waitListening } from './proc.ts';
 
@@ -59,16 +60,18 @@ function cleanEnv(): NodeJS.ProcessEnv {
 }
 
 /**
- * hypergate's own main.ts from `root`, configured only through HYPERGATE_<SECTION>_<KEY> over
+ * hypergate from the checkout in `root`, started as its `npm start` does (this checkout's: the
+ * compiled dist/main.js, built first), configured only through HYPERGATE_<SECTION>_<KEY> over
  * config/default.json (admin listener off unless `extraEnv` sets it).
  */
 export function hypergate(name = 'hypergate', root = resolve(import.meta.dirname, '../..'), extraEnv: Readonly<Record<string, string>> = {}): ServerSpec {
   if (!existsSync(resolve(root, 'src/config/env.ts'))) return legacyHypergate(name, root);
   return {
     name,
-    start: (ctx) =>
-      launch(name, (port) => ({
-        argv: nodeArgv(resolve(root, 'src/main.ts'), [], ctx.nodeFlags),
+    start: async (ctx) => {
+      await buildOnce(root);
+      return launch(name, (port) => ({
+        argv: startArgv(root, [], ctx.nodeFlags),
         env: {
           ...cleanEnv(),
           HYPERGATE_SERVER_PORT: String(port),
@@ -81,7 +84,8 @@ export function hypergate(name = 'hypergate', root = resolve(import.meta.dirname
           ...extraEnv,
         },
         cwd: root,
-      })),
+      }));
+    },
   };
 }
 
@@ -94,11 +98,12 @@ export function hypergate(name = 'hypergate', root = resolve(import.meta.dirname
 function legacyHypergate(name: string, root: string): ServerSpec {
   return {
     name,
-    start: (ctx) => {
+    start: async (ctx) => {
+      await buildOnce(root);
       const configFile = resolve(dirname(ctx.capturePath), `${name.replace(/[^\w.-]/g, '_')}.config.json`);
       writeFileSync(configFile, JSON.stringify({ auth: { publicKeyFile: ctx.publicKeyFile, issuer: ISSUER, audience: AUDIENCE } }));
       return launch(name, (port) => ({
-        argv: nodeArgv(resolve(root, 'src/main.ts'), ['--config', configFile], ctx.nodeFlags),
+        argv: startArgv(root, ['--config', configFile], ctx.nodeFlags),
         env: { ...cleanEnv(), HYPERGATE_PORT: String(port), HYPERGATE_UPSTREAM_URL: ctx.upstreamUrl },
         cwd: root,
       }));

@@ -4,7 +4,7 @@
 -- The seed differs between warm-up and measured run (else the warm-up would have cached exactly
 -- the customers the run asks for first) and is the same for every server (same sequence for all).
 -- Headers given with -H (Accept) are kept; Authorization comes from the list or the argument.
--- Scenarios: tokens (seq), fresh-tokens (seq; "wrapped" counts reuse), spread (ids).
+-- Scenarios: tokens (seq), fresh-tokens (seq; "wrapped" counts reuse), spread and wide (ids).
 package.path = "./bench/wrk/?.lua;" .. package.path
 local report = require("report")
 setup = report.setup

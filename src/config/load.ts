@@ -2,10 +2,14 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { applyEnv } from './env.ts';
+import { CONFIG_SCHEMA, type Rule } from './schema.ts';
 import type { Config } from './types.ts';
 import { ConfigError, validateConfig } from './validate.ts';
 
-/** The project root: config/default.json and the dev-key folder are found from here, not from the cwd. */
+/**
+ * The package root (this file is src/config/load.ts, or dist/config/load.js once built): config/default.json
+ * and the dev-key folder are found from here, not from the cwd.
+ */
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const DEFAULTS_FILE = resolve(PROJECT_ROOT, 'config/default.json');
 
@@ -54,15 +58,18 @@ function readJsonFile(file: string): unknown {
   }
 }
 
-const PATH_KEYS = ['jwksFile', 'publicKeyFile', 'devKeyDir'] as const;
-
-/** Relative file paths in a config file mean "next to that file", whatever the cwd. */
-function resolvePaths(tree: unknown, baseDir: string): void {
-  if (!isTree(tree) || !isTree(tree['auth'])) return;
-  const auth = tree['auth'];
-  for (const key of PATH_KEYS) {
-    const value = auth[key];
-    if (typeof value === 'string' && value.length > 0 && !isAbsolute(value)) auth[key] = resolve(baseDir, value);
+/**
+ * Relative values of the keys the schema marks as paths mean "next to the file that holds them"
+ * (`baseDir`), whatever the cwd. Walks the schema, not a list of names, so a new path key is covered
+ * by marking it there.
+ */
+function resolvePaths(tree: unknown, baseDir: string, rule: Rule = CONFIG_SCHEMA): void {
+  if (rule.kind !== 'section' || !isTree(tree)) return;
+  for (const [key, child] of Object.entries(rule.keys)) {
+    const value = tree[key];
+    if (child.kind === 'section') resolvePaths(value, baseDir, child);
+    else if (child.kind === 'map' && isTree(value)) for (const entry of Object.values(value)) resolvePaths(entry, baseDir, child.values);
+    else if (child.kind === 'string' && child.path === true && typeof value === 'string' && value.length > 0 && !isAbsolute(value)) tree[key] = resolve(baseDir, value);
   }
 }
 

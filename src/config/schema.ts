@@ -3,9 +3,11 @@ import type { JwsAlgorithm, LogLevel } from './types.ts';
 /**
  * The shape every config file must have. The validator walks this tree, so adding a key here
  * (and to config/default.json, and to the README table) is all it takes to add an option.
+ * `path` marks a file or folder: a relative value in a config file means "next to that file",
+ * and in config/default.json "in the package" (load.ts resolves every marked key, whatever the cwd).
  */
 export type Rule = (
-  | { readonly kind: 'string'; readonly nullable?: boolean; readonly nonEmpty?: boolean; readonly oneOf?: readonly string[] }
+  | { readonly kind: 'string'; readonly nullable?: boolean; readonly nonEmpty?: boolean; readonly oneOf?: readonly string[]; readonly path?: boolean }
   | { readonly kind: 'integer'; readonly min: number; readonly max: number; readonly nullable?: boolean; readonly orWord?: string }
   | { readonly kind: 'boolean' }
   | { readonly kind: 'url'; readonly nullable?: boolean }
@@ -29,6 +31,8 @@ const MAX_MS = 24 * 60 * 60 * 1000;
 
 const int = (min: number, max: number, nullable = false): Rule => ({ kind: 'integer', min, max, nullable });
 const str = (nullable = false): Rule => ({ kind: 'string', nullable, nonEmpty: true });
+/** A file or folder; see `path` above. */
+const path = (nullable = false): Rule => ({ kind: 'string', nullable, nonEmpty: true, path: true });
 /** The same rule, but the key may be left out and then means `value`. */
 const opt = (rule: Rule, value: unknown): Rule => ({ ...rule, optional: { default: value } });
 const stringMap: Rule = { kind: 'map', values: { kind: 'string', nonEmpty: true } };
@@ -123,8 +127,8 @@ export const CONFIG_SCHEMA: Rule = {
       kind: 'section',
       keys: {
         jwksUrl: { kind: 'url', nullable: true },
-        jwksFile: str(true),
-        publicKeyFile: str(true),
+        jwksFile: path(true),
+        publicKeyFile: path(true),
         secret: str(true),
         algorithms: { kind: 'strings', nullable: true, nonEmpty: true, oneOf: JWS_ALGORITHMS },
         issuer: str(true),
@@ -134,7 +138,7 @@ export const CONFIG_SCHEMA: Rule = {
         maxTokenBytes: int(64, 65536),
         tokenCacheMaxEntries: int(1, 10_000_000),
         jwksCooldownMs: int(0, MAX_MS),
-        devKeyDir: str(),
+        devKeyDir: path(),
         ownerClaim: str(true),
         readAnyScope: str(),
       },

@@ -1,6 +1,7 @@
 /**
- * The benchmark harness works end to end (a --quick smoke of hot and herd) and refuses to print
- * a figure for a run that saw unexpected answers. Never a speed assertion: the machine is shared.
+ * The benchmark harness works end to end (--quick smokes of hot, wide and herd, with the chart,
+ * and of the memory measurement) and refuses to print a figure for a run that saw unexpected
+ * answers. Never a speed assertion: the machine is shared.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -25,9 +26,9 @@ before(async () => {
 after(() => upstream.stop());
 
 
-function runBench(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runBench(args: readonly string[], script = 'bench/run.ts'): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -40,21 +41,23 @@ function runBench(args: readonly string[]): Promise<{ code: number | null; stdou
   });
 }
 
-test('npm run bench --quick runs hot and herd end to end, writes sane JSON and leaves bench/RESULTS.md alone', async () => {
+test('npm run bench --quick runs hot, wide and herd end to end, writes sane JSON and a chart beside it, and leaves bench/RESULTS.md and bench/chart.svg alone', async () => {
   const results = join(dir, 'results');
   const recordBefore = readFileSync(join(ROOT, 'bench/RESULTS.md'), 'utf8');
-  const run = await runBench(['--quick', '--scenario', 'hot,herd', '--servers', 'baseline,hypergate', '--duration', '1', '--warmup', '0', '--results-dir', results]);
+  const chartBefore = readFileSync(join(ROOT, 'bench/chart.svg'), 'utf8');
+  const run = await runBench(['--quick', '--scenario', 'hot,wide,herd', '--servers', 'baseline,hypergate', '--duration', '1', '--warmup', '0', '--results-dir', results]);
   assert.equal(run.code, 0, `exit ${run.code}\n${run.stderr}\n${run.stdout}`);
   assert.match(run.stdout, /\| scenario \| server \| req\/s \| p50 ms \| p99 ms \| errors \+ non-2xx \|/);
   assert.equal(readFileSync(join(ROOT, 'bench/RESULTS.md'), 'utf8'), recordBefore);
+  assert.equal(readFileSync(join(ROOT, 'bench/chart.svg'), 'utf8'), chartBefore);
 
   const files = readdirSync(results).filter((f) => f.endsWith('.json'));
   assert.equal(files.length, 1);
   const json = JSON.parse(readFileSync(join(results, files[0] as string), 'utf8')) as { node: string; cpu: string; tool: string; summary: Summary[]; records: unknown[] };
   assert.equal(json.node, process.version);
   assert.ok(json.cpu.length > 0 && json.tool.length > 0);
-  assert.deepEqual(json.summary.map((r) => `${r.scenario}/${r.server}`).sort(), ['herd/baseline', 'herd/hypergate', 'hot/baseline', 'hot/hypergate']);
-  assert.equal(json.records.length, 4);
+  assert.deepEqual(json.summary.map((r) => `${r.scenario}/${r.server}`).sort(), ['herd/baseline', 'herd/hypergate', 'hot/baseline', 'hot/hypergate', 'wide/baseline', 'wide/hypergate']);
+  assert.equal(json.records.length, 6);
   for (const row of json.summary) {
     assert.ok(Number.isFinite(row.reqPerSec) && row.reqPerSec > 0, `${row.scenario}/${row.server} req/s ${row.reqPerSec}`);
     assert.ok(row.p50Us >= 0 && row.p99Us >= row.p50Us, `${row.scenario}/${row.server} p50 ${row.p50Us} p99 ${row.p99Us}`);
@@ -65,6 +68,20 @@ test('npm run bench --quick runs hot and herd end to end, writes sane JSON and l
   assert.equal(json.summary.find((r) => r.server === 'baseline' && r.scenario === 'hot')?.ratio, 1);
   assert.equal(json.summary.find((r) => r.server === 'hypergate' && r.scenario === 'herd')?.upstreamRequests, 1);
   assert.equal(json.summary.find((r) => r.server === 'hypergate' && r.scenario === 'hot')?.upstreamRequests, 0);
+  // wide: every one of its customers was cached by the warm-up.
+  assert.equal(json.summary.find((r) => r.server === 'hypergate' && r.scenario === 'wide')?.upstreamRequests, 0);
+  const chart = readFileSync(join(results, (files[0] as string).replace(/\.json$/, '.svg')), 'utf8');
+  assert.match(chart, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^]*<\/svg>\n$/);
+  for (const name of ['>hot<', '>wide<', '>baseline<', '>hypergate<', '>baseline = 1.0<']) assert.ok(chart.includes(name), name);
+});
+
+test('npm run bench:memory --quick measures the compiled gateway before its first request and full, and leaves bench/RESULTS.md alone', async () => {
+  const recordBefore = readFileSync(join(ROOT, 'bench/RESULTS.md'), 'utf8');
+  const run = await runBench(['--quick', '--customers', '300', '--hal', '30', '--tokens', '300', '--settle', '0', '--results-dir', join(dir, 'memory')], 'bench/memory.ts');
+  assert.equal(run.code, 0, `exit ${run.code}\n${run.stderr}\n${run.stdout}`);
+  assert.match(run.stdout, /\| before the first request \| \d+\.\d \| 60 \| smoke run: no verdict \| [\d.]+ \| 0 \| 0 \| 0 \|/);
+  assert.match(run.stdout, /\| 300 customers read in JSON, 30 of them in HAL as well, 300 distinct tokens \| \d+\.\d \| 200 \| smoke run: no verdict \| [\d.]+ \| \d+ \| 0 \| 300 \|/);
+  assert.equal(readFileSync(join(ROOT, 'bench/RESULTS.md'), 'utf8'), recordBefore);
 });
 
 test('a bad option exits 1 with the option named, before starting anything', async () => {
@@ -90,3 +107,13 @@ test('a run whose answers are not the expected status throws instead of giving a
     /unexpected statuses .*: no figure/,
   );
 });
+
+test('hypergate in the harness is this checkout\'s built dist/main.js, started with npm start\'s flags', async (t) => {
+  const server = await SERVERS['hypergate']!.start({ upstreamUrl: upstream.url, publicKeyFile: makeKeys(dir).publicKeyFile, capturePath: '', accessLog: false });
+  t.after(() => server.stop());
+  const argv = readFileSync(`/proc/${server.child.pid}/cmdline`, 'utf8').split('\0');
+  assert.ok(argv.includes(join(ROOT, 'dist/main.js')), argv.join(' '));
+  assert.ok(argv.includes('--enable-source-maps'), argv.join(' '));
+  assert.ok(!argv.includes('tsx'), argv.join(' '));
+});
+

@@ -1,28 +1,12 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { describe, it } from 'node:test';
-import { PROJECT_ROOT, readDefaults } from '../../src/config/load.ts';
+import { readDefaults } from '../../src/config/load.ts';
 import { CONFIG_SCHEMA, type Rule } from '../../src/config/schema.ts';
-
-/** A row's default cell: parsed JSON when it is one backticked value, else the text itself (e.g. "required"). */
-type Cell = { json: unknown } | { text: string };
+import { readmeConfigRows, type DefaultCell } from '../helpers/readme.ts';
 
 /** Rows of the README "Configuration" table: key → default cell. */
-function readmeRows(): Map<string, Cell> {
-  const text = readFileSync(resolve(PROJECT_ROOT, 'README.md'), 'utf8');
-  const start = text.indexOf('\n## Configuration');
-  assert.notEqual(start, -1, 'README has a "## Configuration" section');
-  const end = text.indexOf('\n## ', start + 1);
-  const rows = new Map<string, Cell>();
-  for (const line of text.slice(start, end === -1 ? undefined : end).split('\n')) {
-    const cells = line.split('|').map((c) => c.trim());
-    const key = /^`([A-Za-z0-9.<>]+)`$/.exec(cells[1] ?? '')?.[1];
-    if (key === undefined) continue;
-    const value = /^`(.*)`$/.exec(cells[3] ?? '')?.[1];
-    rows.set(key, value === undefined ? { text: cells[3] ?? '' } : { json: JSON.parse(value) });
-  }
-  return rows;
+function readmeRows(): Map<string, DefaultCell> {
+  return new Map([...readmeConfigRows()].map(([key, row]) => [key, row.default]));
 }
 
 /** Leaf values of the defaults by dotted path; an empty object is a leaf (`upstreams`, `upstream.headers`). */

@@ -127,18 +127,7 @@ describe('graceful stop', () => {
     assert.match(gw.stdout(), /"event":"shutdown"/);
     assert.match(gw.stdout(), /"event":"stopped"/);
   });
-
-  test('SIGTERM sent to the npm start process stops the gateway too (no orphan)', async () => {
-    const { file, token } = await world();
-    const gw = spawnGateway(['--config', file], { command: ['npm', 'start', '--silent', '--'] });
-    cleanup.push(() => void gw.child.kill('SIGKILL'));
-    const port = await gw.listening;
-    assert.equal((await get(`http://127.0.0.1:${port}/api/customers/1`, bearer(token))).status, 200);
-    gw.child.kill('SIGTERM');
-    assert.equal(await gw.exited, 0);
-    await new Promise((r) => setTimeout(r, 300));
-    await assert.rejects(get(`http://127.0.0.1:${port}/api/customers/1`, bearer(token)), /ECONNREFUSED/);
-  });
+  // `npm start` itself (the compiled gateway, SIGTERM through npm): test/run/compiled.test.ts.
 });
 
 describe('draining in process', () => {

@@ -1,0 +1,32 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { PROJECT_ROOT } from '../../src/config/load.ts';
+
+/** A row's Default cell: parsed JSON when it is one backticked value, else its text (e.g. "required", "—"). */
+export type DefaultCell = { readonly json: unknown } | { readonly text: string };
+
+/** One row of the README "Configuration" table. */
+export interface ConfigRow {
+  /** The key as written: `server.port`, or `resources.<name>.path` for keys of named entries. */
+  readonly key: string;
+  /** The Type cell as written: `integer (ms)`, `path or null`, ... */
+  readonly type: string;
+  readonly default: DefaultCell;
+}
+
+/** The README "Configuration" table by key; throws when the section is missing. */
+export function readmeConfigRows(): Map<string, ConfigRow> {
+  const text = readFileSync(resolve(PROJECT_ROOT, 'README.md'), 'utf8');
+  const start = text.indexOf('\n## Configuration');
+  if (start === -1) throw new Error('README has no "## Configuration" section');
+  const end = text.indexOf('\n## ', start + 1);
+  const rows = new Map<string, ConfigRow>();
+  for (const line of text.slice(start, end === -1 ? undefined : end).split('\n')) {
+    const cells = line.split('|').map((c) => c.trim());
+    const key = /^`([A-Za-z0-9.<>]+)`$/.exec(cells[1] ?? '')?.[1];
+    if (key === undefined) continue;
+    const value = /^`(.*)`$/.exec(cells[3] ?? '')?.[1];
+    rows.set(key, { key, type: cells[2] ?? '', default: value === undefined ? { text: cells[3] ?? '' } : { json: JSON.parse(value) } });
+  }
+  return rows;
+}
