@@ -32,6 +32,10 @@ export interface GatewayDeps {
 export interface ReloadResult {
   /** Keys whose new value needs a restart to take effect (listening addresses, workers). */
   readonly restartRequired: readonly string[];
+  /** True when the JWKS could not be fetched and the keys in use (and, with auth.* unchanged, the verified tokens) were kept. */
+  readonly keysKept: boolean;
+  /** Why the keys were kept (the URL and the cause); null when they were not. */
+  readonly keysKeptReason: string | null;
 }
 
 export interface Gateway {
@@ -62,7 +66,8 @@ export interface Gateway {
   /**
    * Applies a new validated config without closing the listeners or any connection: new keys,
    * verifier, upstream client and routes; the cache is kept when its settings did not change.
-   * Throws (and keeps the old config) when the new keys cannot be loaded.
+   * A JWKS that cannot be fetched keeps the keys in use (`keysKept`); throws (and keeps the old
+   * config) when a new key file cannot be loaded or a new JWKS URL cannot be fetched.
    */
   reload(next: Config): Promise<ReloadResult>;
   /** Stops accepting, lets in-flight requests finish for up to drainTimeoutMs, then closes everything. */
@@ -95,6 +100,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     throw err;
   }
   metrics.setCacheEntriesSource(() => current.cache.size);
+  metrics.setJwksAgeSource(() => current.keySource.remote?.ageSeconds() ?? Number.NaN);
   // The breaker belongs to the upstream client, which a reload keeps unless upstream.* changed.
   metrics.setBreakerStateSource(() => current.upstream.breaker.state);
 
@@ -127,7 +133,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
       // Pool.close waits for the requests it is serving, then closes its connections.
       previous.upstream.close().catch(() => {});
     }
-    return { restartRequired: restartRequired(previous.config, next, initial, sample !== null) };
+    return { restartRequired: restartRequired(previous.config, next, initial, sample !== null), keysKept: pipeline.keysKept !== null, keysKeptReason: pipeline.keysKept };
   }
 
   return {

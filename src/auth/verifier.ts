@@ -7,6 +7,7 @@ import { assertTokenSyntax } from './bearer.ts';
 import { invalidToken } from './challenge.ts';
 import type { TokenTally } from '../observability/metrics.ts';
 import type { KeySource } from './keys.ts';
+import { KeysUnavailableError } from './remote-keys.ts';
 import { scopesOf } from './scopes.ts';
 
 /**
@@ -60,16 +61,10 @@ function describeJoseFailure(err: unknown): string {
   if (err instanceof errors.JWSSignatureVerificationFailed) return 'signature verification failed';
   if (err instanceof errors.JOSEAlgNotAllowed) return 'the signing algorithm is not allowed';
   if (err instanceof errors.JWKSNoMatchingKey) return 'no key matches the token';
+  if (err instanceof errors.JWKSMultipleMatchingKeys) return 'more than one key matches the token';
   if (err instanceof errors.JWSInvalid || err instanceof errors.JWTInvalid) return 'the token is malformed';
   if (err instanceof errors.JOSENotSupported) return 'the token uses an unsupported feature';
   return 'the token could not be verified';
-}
-
-/** Key-source outages are the gateway's problem, not the client's: 503, not 401. */
-function isKeySourceOutage(err: unknown): boolean {
-  if (err instanceof errors.JWKSTimeout) return true;
-  if (err instanceof errors.JOSEError) return false;
-  return err instanceof TypeError || (err instanceof Error && err.name === 'AbortError');
 }
 
 export class TokenVerifier {
@@ -81,8 +76,6 @@ export class TokenVerifier {
   readonly #scopeSets = new Map<string, ReadonlySet<string>>();
   /** Cache hits and verification results, read by /metrics. */
   readonly tally: TokenTally;
-  /** True once the keys answered: a fetch succeeded or a token verified (readiness). */
-  keysLoaded = false;
 
   constructor(auth: AuthConfig, keys: KeySource, clock: Clock, tally: TokenTally = { cacheHits: 0, verified: 0, rejected: 0, keysUnavailable: 0 }) {
     this.tally = tally;
@@ -141,16 +134,16 @@ export class TokenVerifier {
       if (typ !== undefined && !ACCEPTED_TYP.has(typ.toLowerCase())) throw invalidToken('unexpected token type');
       payload = result.payload;
     } catch (err) {
-      if (isKeySourceOutage(err)) {
+      // The key server failed (no key set, or the fetch this token waited for): ours, not the client's.
+      if (err instanceof KeysUnavailableError) {
         this.tally.keysUnavailable++;
-        throw new HgError('HG_ERR_AUTH_KEYS_UNAVAILABLE', { headers: { 'Retry-After': '5' }, cause: err });
+        throw new HgError('HG_ERR_AUTH_KEYS_UNAVAILABLE', { headers: { 'Retry-After': String(err.retryAfterSeconds) }, cause: err });
       }
       this.tally.rejected++;
       if (err instanceof HgError) throw err;
       throw invalidToken(describeJoseFailure(err), err);
     }
     this.tally.verified++;
-    this.keysLoaded = true;
     const principal: Principal = {
       // jose does not check that `sub` is a string (RFC 7519 section 4.1.2 says it is): anything else is no subject.
       subject: typeof payload.sub === 'string' ? payload.sub : undefined,

@@ -73,6 +73,8 @@ export const CONFIG_SCHEMA: Rule = {
         maxTokenBytes: int(64, 65536),
         tokenCacheMaxEntries: int(1, 10_000_000),
         jwksCooldownMs: int(0, MAX_MS),
+        jwksTimeoutMs: int(1, 60_000),
+        jwksMaxBytes: int(1024, 64 * 1024 * 1024),
         devKeyDir: str(),
         ownerClaim: str(true),
         readAnyScope: str(),

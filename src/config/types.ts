@@ -58,7 +58,12 @@ export interface AuthConfig {
   readonly requiredScope: string;
   readonly maxTokenBytes: number;
   readonly tokenCacheMaxEntries: number;
+  /** Least time between two JWKS fetches, whatever asks for them (start-up and reload excepted), in ms. */
   readonly jwksCooldownMs: number;
+  /** One deadline per JWKS fetch covering connect, head and the whole body, in ms. */
+  readonly jwksTimeoutMs: number;
+  /** Largest JWKS answer accepted, in bytes; a longer one is cut while it streams. */
+  readonly jwksMaxBytes: number;
   readonly devKeyDir: string;
   /** Claim naming the one customer a token may read (e.g. "customer_id"); null turns ownership off. */
   readonly ownerClaim: string | null;
