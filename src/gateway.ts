@@ -100,6 +100,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     throw err;
   }
   metrics.setCacheEntriesSource(() => current.cache.size);
+  metrics.setTokenCacheBytesSource(() => current.verifier.cachedBytes);
   metrics.setJwksAgeSource(() => current.keySource.remote?.ageSeconds() ?? Number.NaN);
   // The breaker belongs to the upstream client, which a reload keeps unless upstream.* changed.
   metrics.setBreakerStateSource(() => current.upstream.breaker.state);

@@ -1,4 +1,5 @@
 import type { JWTPayload } from 'jose';
+import type { Config } from '../config/types.ts';
 
 /** Scopes from `scope` (space-separated, RFC 8693/9068) and `scp` (array, or a space-separated string). */
 export function scopesOf(claims: JWTPayload): ReadonlySet<string> {
@@ -13,4 +14,12 @@ export function scopesOf(claims: JWTPayload): ReadonlySet<string> {
   add(claims['scope']);
   add(claims['scp']);
   return scopes;
+}
+
+/**
+ * Every scope the gateway may check: a verified principal keeps only these (a token may carry
+ * thousands). A new check on another scope adds it here.
+ */
+export function checkedScopes(config: Config): readonly string[] {
+  return [config.auth.requiredScope, config.auth.readAnyScope, config.admin.scope];
 }

@@ -1,4 +1,5 @@
 import { resolveKeySource, type KeySource } from '../auth/keys.ts';
+import { checkedScopes } from '../auth/scopes.ts';
 import { TokenVerifier } from '../auth/verifier.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config/types.ts';
@@ -42,12 +43,13 @@ export interface AuthParts {
  */
 export async function buildAuth(config: Config, previous: AuthBefore | null, deps: AuthDeps): Promise<AuthParts> {
   const { clock, logger } = deps;
-  const fresh = (keySource: KeySource): TokenVerifier => new TokenVerifier(config.auth, keySource, clock, deps.tokens);
+  const keptScopes = checkedScopes(config);
+  const fresh = (keySource: KeySource): TokenVerifier => new TokenVerifier(config.auth, keySource, clock, keptScopes, deps.tokens);
   const before = previous?.keySource.remote ?? null;
   // The running key set of the same JWKS URL, if any: its keys are what a failed fetch keeps.
   const sameUrl = before !== null && before.url === config.auth.jwksUrl ? before : null;
   // Nothing the keys or the verifier depend on changed: both are kept, unless the fetch changes the keys.
-  const reused = previous !== null && sameUrl !== null && same(previous.config.auth, config.auth) ? previous : null;
+  const reused = previous !== null && sameUrl !== null && same(previous.config.auth, config.auth) && same(checkedScopes(previous.config), keptScopes) ? previous : null;
   const keySource = reused?.keySource ?? (await resolveKeySource(config.auth, { clock, logger, tally: deps.jwks }));
   const remote = keySource.remote;
   if (remote === null) return { keySource, verifier: fresh(keySource), keysKept: null };

@@ -100,6 +100,7 @@ export class Metrics implements UpstreamObserver {
   readonly jwks: JwksTally = emptyJwksTally();
   inFlight = 0;
   #cacheEntries: () => number = () => 0;
+  #tokenCacheBytes: () => number = () => 0;
   #jwksAgeSeconds: () => number = () => NaN;
   #breakerSource: (() => BreakerStateName) | null = null;
   readonly #upstreamTotal: Counter<'outcome'>;
@@ -143,6 +144,7 @@ export class Metrics implements UpstreamObserver {
         this.inc({ result: 'keys_unavailable' }, self.tokens.keysUnavailable);
       },
     });
+    new Gauge({ name: 'hypergate_token_cache_bytes', help: 'Bytes charged to the verified-token cache (bounded by auth.tokenCacheMaxBytes)', registers, collect() { this.set(self.#tokenCacheBytes()); } });
     const jwks = this.jwks;
     new Counter<'result'>({
       name: 'hypergate_jwks_fetches_total',
@@ -182,6 +184,11 @@ export class Metrics implements UpstreamObserver {
   /** Where the cache-entries gauge reads from (the current cache; it changes on reload). */
   setCacheEntriesSource(read: () => number): void {
     this.#cacheEntries = read;
+  }
+
+  /** Where the token-cache bytes gauge reads from (the current verifier; it changes on reload). */
+  setTokenCacheBytesSource(read: () => number): void {
+    this.#tokenCacheBytes = read;
   }
 
   /** Where the JWKS age gauge reads from (the current key source; it changes on reload). */
