@@ -32,6 +32,10 @@ export interface GatewayDeps {
 export interface ReloadResult {
   /** Keys whose new value needs a restart to take effect (listening addresses, workers). */
   readonly restartRequired: readonly string[];
+  /** True when the JWKS could not be fetched and the keys in use (and, with auth.* unchanged, the verified tokens) were kept. */
+  readonly keysKept: boolean;
+  /** Why the keys were kept (the URL and the cause); null when they were not. */
+  readonly keysKeptReason: string | null;
 }
 
 export interface Gateway {
@@ -65,7 +69,8 @@ export interface Gateway {
   /**
    * Applies a new validated config without closing the listeners or any connection: new keys,
    * verifier, upstream client and routes; the cache is kept when its settings did not change.
-   * Throws (and keeps the old config) when the new keys cannot be loaded.
+   * A JWKS that cannot be fetched keeps the keys in use (`keysKept`); throws (and keeps the old
+   * config) when a new key file cannot be loaded or a new JWKS URL cannot be fetched.
    */
   reload(next: Config): Promise<ReloadResult>;
   /** Stops accepting, lets in-flight requests finish for up to drainTimeoutMs, then closes everything. */
@@ -98,6 +103,8 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     throw err;
   }
   metrics.setCacheEntriesSource(() => current.cache.size);
+  metrics.setTokenCacheBytesSource(() => current.verifier.cachedBytes);
+  metrics.setJwksAgeSource(() => current.keySource.remote?.ageSeconds() ?? Number.NaN);
   // Each breaker belongs to its service's client, which a reload keeps unless that service changed.
   metrics.setBreakerStateSource(() => current.services.breakerStates());
 
@@ -128,7 +135,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     logger.setLevel?.(next.log.level);
     // Pool.close waits for the requests it is serving, then closes its connections.
     previous.services.closeUnusedBy(pipeline.services);
-    return { restartRequired: restartRequired(previous.config, next, initial, sample !== null) };
+    return { restartRequired: restartRequired(previous.config, next, initial, sample !== null), keysKept: pipeline.keysKept !== null, keysKeptReason: pipeline.keysKept };
   }
 
   return {

@@ -12,14 +12,19 @@ import { die, serve } from './run/serve.ts';
 const USAGE = `usage: hypergate [--config FILE] [--check-config]
 
   --config FILE    JSON file loaded over config/default.json (see README "Configuration")
-  --check-config   validate the config (file + environment) and exit: 0 when valid, 1 listing every problem
+  --check-config   validate the config (file + environment) and exit: 0 when valid, 1 listing every problem;
+                   a JWKS that cannot be fetched is a warning (exit 0: the key server may come up later)
   --help           this text
 
 Environment: HYPERGATE_<SECTION>_<KEY> overrides any scalar key (HYPERGATE_SERVER_PORT,
 HYPERGATE_UPSTREAM_URL, HYPERGATE_LOG_LEVEL, ...); HYPERGATE_PORT and HYPERGATE_HOST still work.
 Signals: SIGHUP reloads config and keys, SIGTERM/SIGINT drain and stop.`;
 
-/** --check-config: every problem of the file, the environment and the key source, one per line. */
+/**
+ * --check-config: every problem of the file, the environment and the key source, one per line.
+ * A JWKS is fetched too, but one that cannot be is a warning, not a problem: the gateway starts
+ * without it (tokens get 503, /readyz says why) and takes its keys once the key server answers.
+ */
 async function checkConfig(source: ConfigSource): Promise<never> {
   const where = source.file ?? 'config/default.json';
   let config: Config;
@@ -31,9 +36,12 @@ async function checkConfig(source: ConfigSource): Promise<never> {
     process.exit(1);
   }
   const { auth } = config;
+  let warning: string | null = null;
   if (auth.jwksUrl ?? auth.jwksFile ?? auth.publicKeyFile ?? auth.secret) {
     try {
-      await resolveKeySource(auth);
+      const keys = (await resolveKeySource(auth)).remote;
+      await keys?.refresh();
+      if (keys?.failure) warning = `auth.jwksUrl: could not fetch ${keys.url}: ${keys.failure.message} (the gateway would start without keys and answer 503 until it can)`;
     } catch (err) {
       if (!(err instanceof KeySourceError)) throw err;
       process.stderr.write(`hypergate: ${where}: 1 problem(s)\n  ${err.message}\n`);
@@ -41,6 +49,7 @@ async function checkConfig(source: ConfigSource): Promise<never> {
     }
   }
   process.stdout.write(`hypergate: ${where}: configuration is valid\n`);
+  if (warning !== null) process.stderr.write(`hypergate: warning: ${warning}\n`);
   process.exit(0);
 }
 

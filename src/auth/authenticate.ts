@@ -26,39 +26,57 @@ function requireScope(req: IncomingMessage, principal: Principal, scope: string)
 }
 
 /**
- * authorize() under the rate limit. A request with a valid token counts against its subject
- * (`sub`); one without (no token, a rejected one, or a token with no `sub`) against the client
- * address, so failed attempts are limited too. Over the limit the answer is 429 instead of
- * what it would have been. A key-source outage (503) is ours, not the client's: not counted.
+ * authorize() under the rate limit. A verification costs crypto (~100-200 µs), so a token that is
+ * not in the verified-token cache is paid for by the client address before it is verified: a
+ * client over its limit with forged tokens gets 429 and costs no crypto. A valid token then counts
+ * against its subject (`sub`), whatever token of that subject it is; a cached token costs no
+ * crypto and counts against its subject only. Requests refused before a token (none, malformed)
+ * count against the address. Over the limit the answer is 429 instead of what it would have been.
+ * A key-source outage (503) is ours, not the client's: what it took is given back.
  */
 export function authorizeLimited(req: IncomingMessage, verifier: TokenVerifier, auth: AuthConfig, scope: string, limiter: RateLimiter): Principal | Promise<Principal> {
-  let principal: Principal | Promise<Principal>;
+  // The one place the client's address is read.
+  const address = req.socket.remoteAddress;
+  let token: string;
   try {
-    principal = authorize(req, verifier, auth, scope);
+    token = readBearerToken(req, auth.maxTokenBytes);
   } catch (err) {
-    throw charged(req, limiter, err);
+    throw charged(req, limiter, address, err);
   }
-  if (principal instanceof Promise) {
-    return principal.then(
-      (p) => admitted(req, limiter, p),
-      (err: unknown) => {
-        throw charged(req, limiter, err);
-      },
-    );
-  }
-  return admitted(req, limiter, principal);
+  const cached = verifier.cached(token);
+  if (cached !== undefined) return settle(req, limiter, address, cached, scope, false);
+  const over = limiter.take(undefined, address);
+  if (over !== null) throw over;
+  return verifier.verify(token).then(
+    (principal) => settle(req, limiter, address, principal, scope, true),
+    (err: unknown) => {
+      if (err instanceof HgError && err.status >= 500) limiter.giveBack(address);
+      throw err;
+    },
+  );
 }
 
-function admitted(req: IncomingMessage, limiter: RateLimiter, principal: Principal): Principal {
-  const over = limiter.take(principal.subject, req.socket.remoteAddress);
+/**
+ * A verified principal: its scope checked, its subject charged. A token without a subject counts
+ * against its address, which has paid already when the token was just verified (`addressPaid`).
+ */
+function settle(req: IncomingMessage, limiter: RateLimiter, address: string | undefined, principal: Principal, scope: string, addressPaid: boolean): Principal {
+  const paid = addressPaid && principal.subject === undefined;
+  try {
+    requireScope(req, principal, scope);
+  } catch (err) {
+    throw paid ? err : charged(req, limiter, address, err);
+  }
+  if (paid) return principal;
+  const over = limiter.take(principal.subject, address);
   if (over !== null) throw over;
   return principal;
 }
 
 /** The error to answer a refused request with: its own, or 429 once its client is over the limit. */
-function charged(req: IncomingMessage, limiter: RateLimiter, err: unknown): unknown {
+function charged(req: IncomingMessage, limiter: RateLimiter, address: string | undefined, err: unknown): unknown {
   if (!(err instanceof HgError) || err.status >= 500) return err;
   // A valid token that lacks the scope has named its subject already (requireScope).
   const subject = req instanceof HgRequest ? req.subject : undefined;
-  return limiter.take(subject, req.socket.remoteAddress) ?? err;
+  return limiter.take(subject, address) ?? err;
 }

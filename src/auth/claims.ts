@@ -34,14 +34,21 @@ export class ClaimTable {
     return index;
   }
 
-  /** The kept claims of a verified payload; an empty table keeps nothing (one shared empty array). */
+  /**
+   * The kept claims of a verified payload; an empty table keeps nothing (one shared empty array).
+   * A string longer than MAX_CLAIM_CHARS is not kept (it could name no parameter, and a token
+   * cache entry must not grow with a claim the gateway barely reads).
+   */
   keep(payload: JWTPayload): readonly ClaimValue[] {
     if (this.names.length === 0) return NONE;
     return this.names.map((name) => {
       const value = payload[name];
-      return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) ? value : undefined;
+      if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+      return typeof value === 'string' && value.length <= MAX_CLAIM_CHARS ? value : undefined;
     });
   }
 }
 
 const NONE: readonly ClaimValue[] = Object.freeze([]);
+/** Longest string claim kept: a string path parameter is at most 64 characters; a forwarded header value gets some room. */
+const MAX_CLAIM_CHARS = 256;

@@ -1,8 +1,12 @@
 import { createPublicKey, webcrypto, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createLocalJWKSet, createRemoteJWKSet, importSPKI, type CryptoKey, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
+import { createLocalJWKSet, importSPKI, type CryptoKey, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
+import { systemClock } from '../clock.ts';
 import type { AuthConfig, JwsAlgorithm } from '../config/types.ts';
+import { silentLogger } from '../observability/logger.ts';
+import { emptyJwksTally } from '../observability/metrics.ts';
 import { loadOrCreateDevKeys, type DevKeyPair } from './dev-keys.ts';
+import { RemoteKeySet, type RemoteKeyDeps } from './remote-keys.ts';
 
 /** Where verification keys come from, resolved once at start-up. */
 export interface KeySource {
@@ -13,8 +17,8 @@ export interface KeySource {
   readonly getKey: JWTVerifyGetKey;
   /** Present in dev mode only. */
   readonly devKeys?: DevKeyPair;
-  /** Fetches remote keys now (start-up warm-up); a no-op for local sources. */
-  warm(): Promise<void>;
+  /** The fetched key set of auth.jwksUrl (cooldown, age, last failure); null for local sources. */
+  readonly remote: RemoteKeySet | null;
 }
 
 const ASYMMETRIC: readonly JwsAlgorithm[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
@@ -78,7 +82,7 @@ async function fromPublicKeyFile(auth: AuthConfig, file: string): Promise<KeySou
   const spki = keyObject.export({ type: 'spki', format: 'pem' }).toString();
   const keys = new Map<string, CryptoKey>();
   for (const alg of algorithms) keys.set(alg, await importSPKI(spki, alg));
-  return { mode: 'public-key-file', description: `public key file ${file} (${algorithms.join(', ')})`, algorithms, getKey: byAlgorithm(keys), warm: async () => {} };
+  return { mode: 'public-key-file', description: `public key file ${file} (${algorithms.join(', ')})`, algorithms, getKey: byAlgorithm(keys), remote: null };
 }
 
 const HMAC_HASH: Partial<Record<JwsAlgorithm, string>> = { HS256: 'SHA-256', HS384: 'SHA-384', HS512: 'SHA-512' };
@@ -91,7 +95,7 @@ async function fromSecret(auth: AuthConfig, secret: string): Promise<KeySource> 
     const hash = HMAC_HASH[alg];
     if (hash) keys.set(alg, await webcrypto.subtle.importKey('raw', Buffer.from(secret), { name: 'HMAC', hash }, false, ['verify']));
   }
-  return { mode: 'secret', description: `shared secret (${algorithms.join(', ')})`, algorithms, getKey: byAlgorithm(keys), warm: async () => {} };
+  return { mode: 'secret', description: `shared secret (${algorithms.join(', ')})`, algorithms, getKey: byAlgorithm(keys), remote: null };
 }
 
 function fromJwksFile(auth: AuthConfig, file: string): KeySource {
@@ -107,17 +111,14 @@ function fromJwksFile(auth: AuthConfig, file: string): KeySource {
     throw new KeySourceError(`auth.jwksFile: ${file} holds private key material; give the gateway public keys only`);
   }
   const algorithms = narrow(auth.algorithms, ASYMMETRIC, 'auth.jwksFile');
-  return { mode: 'jwks-file', description: `JWKS file ${file} (${jwks.keys.length} keys)`, algorithms, getKey: createLocalJWKSet(jwks), warm: async () => {} };
+  return { mode: 'jwks-file', description: `JWKS file ${file} (${jwks.keys.length} keys)`, algorithms, getKey: createLocalJWKSet(jwks), remote: null };
 }
 
-function fromJwksUrl(auth: AuthConfig, url: string): KeySource {
-  const jwks = createRemoteJWKSet(new URL(url), {
-    cooldownDuration: auth.jwksCooldownMs,
-    timeoutDuration: 5000, // 5 s per JWKS fetch
-    cacheMaxAge: 10 * 60 * 1000, // 10 min, then refetched on next use
-  });
+/** The key set is not fetched here: the caller decides when (start-up, reload, --check-config). */
+function fromJwksUrl(auth: AuthConfig, url: string, deps: RemoteKeyDeps): KeySource {
   const algorithms = narrow(auth.algorithms, ASYMMETRIC, 'auth.jwksUrl');
-  return { mode: 'jwks-url', description: `JWKS ${url}`, algorithms, getKey: jwks, warm: () => jwks.reload() };
+  const remote = new RemoteKeySet({ url, algorithms, cooldownMs: auth.jwksCooldownMs, timeoutMs: auth.jwksTimeoutMs, maxBytes: auth.jwksMaxBytes }, deps);
+  return { mode: 'jwks-url', description: `JWKS ${url}`, algorithms, getKey: remote.getKey, remote };
 }
 
 async function fromDevKeys(dir: string): Promise<KeySource> {
@@ -128,12 +129,13 @@ async function fromDevKeys(dir: string): Promise<KeySource> {
     algorithms: ['ES256'],
     getKey: createLocalJWKSet({ keys: [devKeys.publicJwk] }),
     devKeys,
-    warm: async () => {},
+    remote: null,
   };
 }
 
-export async function resolveKeySource(auth: AuthConfig): Promise<KeySource> {
-  if (auth.jwksUrl !== null) return fromJwksUrl(auth, auth.jwksUrl);
+/** The key source `auth` names; `deps` (clock, log, metrics) serve a remote key set. */
+export async function resolveKeySource(auth: AuthConfig, deps: RemoteKeyDeps = { clock: systemClock, logger: silentLogger, tally: emptyJwksTally() }): Promise<KeySource> {
+  if (auth.jwksUrl !== null) return fromJwksUrl(auth, auth.jwksUrl, deps);
   if (auth.jwksFile !== null) return fromJwksFile(auth, auth.jwksFile);
   if (auth.publicKeyFile !== null) return fromPublicKeyFile(auth, auth.publicKeyFile);
   if (auth.secret !== null) return fromSecret(auth, auth.secret);

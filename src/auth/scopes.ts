@@ -1,4 +1,5 @@
 import type { JWTPayload } from 'jose';
+import type { Config } from '../config/types.ts';
 
 /** Scopes from `scope` (space-separated, RFC 8693/9068) and `scp` (array, or a space-separated string). */
 export function scopesOf(claims: JWTPayload): ReadonlySet<string> {
@@ -13,4 +14,15 @@ export function scopesOf(claims: JWTPayload): ReadonlySet<string> {
   add(claims['scope']);
   add(claims['scp']);
   return scopes;
+}
+
+/**
+ * Every scope the gateway may check: a verified principal keeps only these (a token may carry
+ * thousands). A new check on another scope adds it here.
+ */
+export function checkedScopes(config: Config): readonly string[] {
+  const scopes = [config.auth.requiredScope, config.auth.readAnyScope, config.admin.scope];
+  // Each declared resource may name its own scope.
+  for (const r of Object.values(config.resources)) scopes.push(r.scope ?? config.auth.requiredScope);
+  return [...new Set(scopes)];
 }

@@ -137,7 +137,12 @@ export const CONFIG_SCHEMA: Rule = {
         requiredScope: str(),
         maxTokenBytes: int(64, 65536),
         tokenCacheMaxEntries: int(1, 10_000_000),
+        tokenCacheMaxBytes: int(64 * 1024, Number.MAX_SAFE_INTEGER),
+        // 0 caches no token: every request is verified.
+        tokenCacheMaxTokenBytes: int(0, 65536),
         jwksCooldownMs: int(0, MAX_MS),
+        jwksTimeoutMs: int(1, 60_000),
+        jwksMaxBytes: int(1024, 64 * 1024 * 1024),
         devKeyDir: path(),
         ownerClaim: str(true),
         readAnyScope: str(),

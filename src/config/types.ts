@@ -67,8 +67,18 @@ export interface AuthConfig {
   readonly clockToleranceSeconds: number;
   readonly requiredScope: string;
   readonly maxTokenBytes: number;
+  /** Most verified tokens kept. */
   readonly tokenCacheMaxEntries: number;
+  /** Most bytes the verified-token cache may hold (each token's length plus what its principal keeps), in bytes. */
+  readonly tokenCacheMaxBytes: number;
+  /** Longest token that is cached, in bytes; longer ones are verified on every request (0: none cached). */
+  readonly tokenCacheMaxTokenBytes: number;
+  /** Least time between two JWKS fetches, whatever asks for them (start-up and reload excepted), in ms. */
   readonly jwksCooldownMs: number;
+  /** One deadline per JWKS fetch covering connect, head and the whole body, in ms. */
+  readonly jwksTimeoutMs: number;
+  /** Largest JWKS answer accepted, in bytes; a longer one is cut while it streams. */
+  readonly jwksMaxBytes: number;
   readonly devKeyDir: string;
   /** Claim naming the one customer a token may read (e.g. "customer_id"); null turns ownership off. */
   readonly ownerClaim: string | null;

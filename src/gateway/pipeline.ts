@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { ClaimTable } from '../auth/claims.ts';
-import { resolveKeySource, type KeySource } from '../auth/keys.ts';
-import { TokenVerifier } from '../auth/verifier.ts';
+import type { KeySource } from '../auth/keys.ts';
+import type { TokenVerifier } from '../auth/verifier.ts';
 import { ResponseCache } from '../cache/response-cache.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config/types.ts';
@@ -21,12 +20,15 @@ import { ResourceKit } from '../resources/kit.ts';
 import { openApiRoutes } from '../resources/openapi.ts';
 import { readRoutes } from '../resources/read-routes.ts';
 import { UpstreamServices } from '../upstream/services.ts';
+import { buildAuth } from './auth.ts';
 
 /** Everything that depends on the config; rebuilt on reload, parts kept when their settings did not change. */
 export interface Pipeline {
   readonly config: Config;
   readonly keySource: KeySource;
   readonly verifier: TokenVerifier;
+  /** Null when the keys are as fetched for this pipeline; else why the previous ones were kept (reload). */
+  readonly keysKept: string | null;
   readonly cache: ResponseCache;
   /** One client per upstream service. */
   readonly services: UpstreamServices;
@@ -51,25 +53,13 @@ export interface PipelineParts {
 export const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
 /**
- * Builds the request pipeline for `config`: keys and verifier, cache, upstream client, rate
+ * Builds the request pipeline for `config`: keys and verifier (see buildAuth), cache, upstream client, rate
  * limiter, the route table, router and dispatcher. `previous` (on reload) lends the parts whose
  * settings did not change, so a reload keeps cached entries, pooled connections and rate buckets.
  */
 export async function buildPipeline(config: Config, previous: Pipeline | null, parts: PipelineParts): Promise<Pipeline> {
   const { clock, logger, metrics, upstreamUrlOf } = parts;
-  const keySource = await resolveKeySource(config.auth);
-  const claims = ClaimTable.of(config);
-  const verifier = new TokenVerifier(config.auth, keySource, clock, metrics.tokens, claims);
-  verifier.keysLoaded = keySource.mode !== 'jwks-url';
-  await keySource.warm().then(
-    () => {
-      verifier.keysLoaded = true;
-    },
-    (err: unknown) => {
-      // The key server may come up after us; verification retries on first use, /readyz says why.
-      logger.warn('could not fetch the JWKS', { event: 'jwks', error: (err as Error).message });
-    },
-  );
+  const { keySource, verifier, keysKept, claims } = await buildAuth(config, previous, { clock, logger, tokens: metrics.tokens, jwks: metrics.jwks });
   // Cached entries were rendered under the old declarations, Vary (CORS) and upstreams; a change
   // there, or to the cache's own settings, starts an empty cache rather than serve them.
   const renderedAlike =
@@ -97,5 +87,5 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
     accessLog: config.log.access,
     ids: parts.ids,
   });
-  return { config, keySource, verifier, cache, services, limiter, table, routes: router.routes, dispatch };
+  return { config, keySource, verifier, keysKept, cache, services, limiter, table, routes: router.routes, dispatch };
 }

@@ -5,13 +5,12 @@ export type ReadinessCheck = () => string | null;
 
 /**
  * What /readyz answers for one gateway: not while shutting down, not before the signing keys are
- * loaded (then a fetch is started in the background, so the next probe may see them), and not
- * while any registered check (the circuit breaker, ...) has a reason.
+ * loaded (then a fetch is started in the background when the JWKS cooldown allows, so a later
+ * probe may see them), and not while any registered check (the circuit breaker, ...) has a reason.
  */
 export class Readiness {
   readonly #pipeline: () => Pipeline;
   readonly #checks = new Map<string, ReadinessCheck>();
-  #warming: Promise<void> | null = null;
   closing = false;
 
   constructor(pipeline: () => Pipeline) {
@@ -31,20 +30,11 @@ export class Readiness {
   /** null when ready, else why not (the body of /readyz). */
   reason(): string | null {
     if (this.closing) return 'shutting down';
-    const { verifier, keySource } = this.#pipeline();
-    if (!verifier.keysLoaded) {
-      this.#warming ??= keySource
-        .warm()
-        .then(
-          () => {
-            verifier.keysLoaded = true;
-          },
-          () => {},
-        )
-        .finally(() => {
-          this.#warming = null;
-        });
-      return 'the signing keys are not loaded yet (JWKS not fetched)';
+    const keys = this.#pipeline().keySource.remote;
+    // A stale key set (refreshes failing) still verifies: ready, and the log says it is stale.
+    if (keys !== null && !keys.loaded) {
+      keys.refreshIfDue();
+      return `the signing keys are not loaded yet (JWKS ${keys.url}: ${keys.failure?.message ?? 'not fetched yet'})`;
     }
     for (const [name, check] of this.#checks) {
       const reason = check();

@@ -58,6 +58,12 @@ export class RateLimiter {
     return subject === undefined ? this.#take(this.#addresses, address ?? '') : this.#take(this.#subjects, subject);
   }
 
+  /** Gives an address back the request take() charged it for, when that request failed through no fault of its own. */
+  giveBack(address: string | undefined): void {
+    const bucket = this.#addresses.peek(address ?? '');
+    if (bucket !== undefined) bucket.tokens = Math.min(this.#burst, bucket.tokens + 1);
+  }
+
   #take(buckets: LRUCache<string, Bucket>, key: string): HgError | null {
     const now = this.#clock.now();
     const bucket = buckets.get(key);

@@ -19,6 +19,20 @@ export interface TokenTally {
   keysUnavailable: number;
 }
 
+/**
+ * How one JWKS fetch ended: `ok`, or the key-server failure that kept its keys out (a status
+ * other than 200, a body that is not JSON or not a key set, over auth.jwksMaxBytes or the key
+ * count cap, no full answer in time, refused, or another connection failure).
+ */
+export type JwksFetchResult = 'ok' | 'http_status' | 'not_json' | 'not_jwks' | 'too_large' | 'too_many_keys' | 'timeout' | 'refused' | 'unreachable';
+
+/** JWKS fetches by result, counted by the remote key set (a few per hour at most). */
+export type JwksTally = Record<JwksFetchResult, number>;
+
+export function emptyJwksTally(): JwksTally {
+  return { ok: 0, http_status: 0, not_json: 0, not_jwks: 0, too_large: 0, too_many_keys: 0, timeout: 0, refused: 0, unreachable: 0 };
+}
+
 export type UpstreamOutcome = 'ok' | 'not_found' | 'bad_status' | 'bad_body' | 'timeout' | 'unreachable' | 'rejected';
 
 /** Told about every upstream request when it settles (the miss path: prom-client directly), by service name. */
@@ -83,8 +97,11 @@ export class Metrics implements UpstreamObserver {
   readonly requests = new RequestStats();
   readonly cache: CacheTally = { hits: 0, misses: 0, stale: 0, evictions: 0 };
   readonly tokens: TokenTally = { cacheHits: 0, verified: 0, rejected: 0, keysUnavailable: 0 };
+  readonly jwks: JwksTally = emptyJwksTally();
   inFlight = 0;
   #cacheEntries: () => number = () => 0;
+  #tokenCacheBytes: () => number = () => 0;
+  #jwksAgeSeconds: () => number = () => NaN;
   #breakerSource: (() => Iterable<readonly [string, BreakerStateName]>) | null = null;
   readonly #upstreamTotal: Counter<'service' | 'outcome'>;
   readonly #upstreamSeconds: Histogram<'service' | 'outcome'>;
@@ -127,6 +144,28 @@ export class Metrics implements UpstreamObserver {
         this.inc({ result: 'keys_unavailable' }, self.tokens.keysUnavailable);
       },
     });
+    new Gauge({ name: 'hypergate_token_cache_bytes', help: 'Bytes charged to the verified-token cache (bounded by auth.tokenCacheMaxBytes)', registers, collect() { this.set(self.#tokenCacheBytes()); } });
+    const jwks = this.jwks;
+    new Counter<'result'>({
+      name: 'hypergate_jwks_fetches_total',
+      help: 'JWKS fetches (auth.jwksUrl), by result',
+      labelNames: ['result'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [result, count] of Object.entries(jwks)) this.inc({ result }, count);
+      },
+    });
+    new Gauge({
+      name: 'hypergate_jwks_age_seconds',
+      help: 'Seconds since the key set in use was fetched from auth.jwksUrl (NaN: none fetched, or another key source)',
+      registers,
+      // Each worker fetches its own: across a cluster, the oldest one.
+      aggregator: 'max',
+      collect() {
+        this.set(self.#jwksAgeSeconds());
+      },
+    });
     this.#upstreamTotal = new Counter({ name: 'hypergate_upstream_requests_total', help: 'Requests to upstream services, by service and outcome', labelNames: ['service', 'outcome'], registers });
     this.#upstreamSeconds = new Histogram({ name: 'hypergate_upstream_request_duration_seconds', help: 'Upstream request time until the whole body was read, in seconds', labelNames: ['service', 'outcome'], buckets: UPSTREAM_BUCKETS_S, registers });
     this.#upstreamRetries = new Counter({ name: 'hypergate_upstream_retries_total', help: 'Upstream requests sent again after a refused or reset connection', labelNames: ['service'], registers });
@@ -145,6 +184,16 @@ export class Metrics implements UpstreamObserver {
   /** Where the cache-entries gauge reads from (the current cache; it changes on reload). */
   setCacheEntriesSource(read: () => number): void {
     this.#cacheEntries = read;
+  }
+
+  /** Where the token-cache bytes gauge reads from (the current verifier; it changes on reload). */
+  setTokenCacheBytesSource(read: () => number): void {
+    this.#tokenCacheBytes = read;
+  }
+
+  /** Where the JWKS age gauge reads from (the current key source; it changes on reload). */
+  setJwksAgeSource(read: () => number): void {
+    this.#jwksAgeSeconds = read;
   }
 
   /**

@@ -4,12 +4,12 @@ import { AggregatorRegistry } from 'prom-client';
 import { createAdminServer, listenAdmin, type AdminBackend } from '../admin/server.ts';
 import { authorize } from '../auth/authenticate.ts';
 import { loadOrCreateDevKeys } from '../auth/dev-keys.ts';
-import { resolveKeySource } from '../auth/keys.ts';
-import { TokenVerifier } from '../auth/verifier.ts';
 import { systemClock } from '../clock.ts';
 import type { Config } from '../config/types.ts';
 import { HgError } from '../errors.ts';
-import type { Logger } from '../observability/logger.ts';
+import { buildAuth, type AuthDeps } from '../gateway/auth.ts';
+import { silentLogger, type Logger } from '../observability/logger.ts';
+import { emptyJwksTally } from '../observability/metrics.ts';
 import type { PrimaryMessage, WorkerMessage } from './messages.ts';
 import { rereadConfig, type ConfigSource } from './reload.ts';
 
@@ -42,7 +42,9 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
   const anyKeySource = config.auth.jwksUrl ?? config.auth.jwksFile ?? config.auth.publicKeyFile ?? config.auth.secret;
   if (anyKeySource === null) await loadOrCreateDevKeys(config.auth.devKeyDir);
 
-  let verifier = new TokenVerifier(config.auth, await resolveKeySource(config.auth), systemClock);
+  // The admin listener's own verifier; the workers log the key server's failures, so its stay quiet.
+  const authDeps: AuthDeps = { clock: systemClock, logger: silentLogger, tokens: { cacheHits: 0, verified: 0, rejected: 0, keysUnavailable: 0 }, jwks: emptyJwksTally() };
+  let auth = await buildAuth(config, null, authDeps);
   const slots: Slot[] = Array.from({ length: count }, () => ({ worker: null, ready: false, startedAt: 0, failures: 0 }));
   let stopping = false;
   let everReady = false;
@@ -106,7 +108,7 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
       return ready > 0 ? null : `no worker is ready (0 of ${count})`;
     },
     metrics: async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() }),
-    authorize: (req) => authorize(req, verifier, config.auth, config.admin.scope),
+    authorize: (req) => authorize(req, auth.verifier, config.auth, config.admin.scope),
     purge: async (path) => {
       const answers = await Promise.all(live().map((w) => ask(w, (s) => ({ type: 'purge', seq: s, path }))));
       const counts = answers.flatMap((a) => (a?.type === 'purged' && a.purged !== null ? [a.purged] : []));
@@ -135,7 +137,7 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
       const next = rereadConfig(source, logger);
       if (next === null) return; // invalid: already logged, nothing changes anywhere
       try {
-        verifier = new TokenVerifier(next.auth, await resolveKeySource(next.auth), systemClock);
+        auth = await buildAuth(next, { config, ...auth }, authDeps);
       } catch (err) {
         logger.error(`config reload rejected: ${(err as Error).message}`, { event: 'reload', ok: false });
         return;

@@ -23,13 +23,15 @@ export function rereadConfig(source: ConfigSource, logger: Logger, overrides: (c
 
 /**
  * SIGHUP: reread the file and the environment and apply them to the running gateway without
- * closing a listener or a connection. An invalid file, or keys that cannot be loaded, change nothing.
+ * closing a listener or a connection. An invalid file, or keys that cannot be loaded, change nothing;
+ * a JWKS that cannot be fetched keeps the keys in use (and says so).
  */
 export async function reloadGateway(gateway: Gateway, source: ConfigSource, logger: Logger, overrides?: (c: Config) => Config): Promise<boolean> {
   const next = rereadConfig(source, logger, overrides);
   if (next === null) return false;
   try {
-    const { restartRequired } = await gateway.reload(next);
+    const { restartRequired, keysKeptReason } = await gateway.reload(next);
+    if (keysKeptReason !== null) logger.warn(`config reloaded, but ${keysKeptReason}`, { event: 'reload', keysKept: true, reason: keysKeptReason });
     if (restartRequired.length > 0) logger.warn(`config reloaded, but ${restartRequired.join(', ')} take effect only after a restart`, { event: 'reload', restartRequired: restartRequired.join(',') });
     logger.info('config reloaded', { event: 'reload', ok: true, file: source.file });
     return true;

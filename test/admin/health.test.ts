@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { ManualClock } from '../helpers/clock.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get, problemOf, startGateway } from '../helpers/gateway.ts';
 import { makeKey, signToken, startJwksServer } from '../helpers/keys.ts';
@@ -45,32 +46,40 @@ describe('health and readiness on the admin listener', () => {
 });
 
 describe('readiness when the keys are missing or the gateway is stopping', () => {
-  it('is 503 while the JWKS cannot be fetched, and 200 once it can', async () => {
+  it('is 503 while the JWKS cannot be fetched, and 200 once it can (probes fetch at most once per cooldown)', async () => {
     const key = await makeKey('ES256');
     const jwks = await startJwksServer([key.publicJwk]);
     const jwksUrl = jwks.url;
     await jwks.close();
     const upstream = await startTestUpstream();
-    const gw = await startGateway({ upstream: { url: upstream.url }, auth: { jwksUrl }, admin: { port: 0 } });
+    const clock = new ManualClock();
+    const gw = await startGateway({ upstream: { url: upstream.url }, auth: { jwksUrl, jwksCooldownMs: 10_000 }, admin: { port: 0 } }, { clock });
     try {
       const res = await get(`${gw.adminUrl}/readyz`);
       assert.equal(res.status, 503);
-      assert.match(problemOf(res).detail, /signing keys are not loaded/);
-      // The key server comes up on the same port: the next probes see the keys.
+      assert.match(problemOf(res).detail, /signing keys are not loaded yet \(JWKS http:\/\/127\.0\.0\.1:\d+\/\.well-known\/jwks\.json: connection refused\)/);
+      // The key server comes up on the same port.
       const port = Number(new URL(jwksUrl).port);
       const { createServer } = await import('node:http');
+      let fetches = 0;
       const server = createServer((_req, r) => {
+        fetches++;
         r.writeHead(200, { 'content-type': 'application/json' });
         r.end(JSON.stringify({ keys: [key.publicJwk] }));
       });
       await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
       try {
+        // Within the cooldown after the start-up fetch, probes do not fetch.
+        for (let i = 0; i < 5; i++) assert.equal((await get(`${gw.adminUrl}/readyz`)).status, 503);
+        assert.equal(fetches, 0);
+        clock.advance(10_000);
         let status = 0;
         for (let i = 0; i < 50 && status !== 200; i++) {
           status = (await get(`${gw.adminUrl}/readyz`)).status;
           if (status !== 200) await new Promise((r) => setTimeout(r, 20));
         }
         assert.equal(status, 200);
+        assert.equal(fetches, 1);
         const token = await signToken(key);
         assert.equal((await get(`${gw.url}/api/customers/1`, bearer(token))).status, 200);
       } finally {

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, exportSPKI, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 
@@ -39,22 +39,94 @@ export async function signToken(key: TestKey, options: TokenOptions = {}): Promi
     .sign(key.privateKey);
 }
 
-/** A real JWKS endpoint on 127.0.0.1:0 that counts its fetches; its key set can be changed. */
+/** How a test JWKS server misbehaves instead of serving its keys. */
+export type JwksFault =
+  /** Answers this status with a small body. */
+  | { readonly kind: 'status'; readonly status: number }
+  /** Answers 200 with this body and content type (HTML, JSON that is not a key set, ...). */
+  | { readonly kind: 'body'; readonly contentType: string; readonly body: string }
+  /** Accepts the request and never answers. */
+  | { readonly kind: 'hang' }
+  /** Answers 200 and streams an endless key list, as fast as the reader takes it. */
+  | { readonly kind: 'endless' }
+  /** Declares a Content-Length of this many bytes (and sends them, if read). */
+  | { readonly kind: 'declared'; readonly bytes: number };
+
+/** A real JWKS endpoint on 127.0.0.1:0 that counts its fetches; its key set, or its fault, can be changed. */
 export interface JwksServer {
   readonly url: string;
   readonly fetches: () => number;
   setKeys(keys: readonly JWK[]): void;
+  /** Misbehave from the next request on; null serves the keys again. */
+  setFault(fault: JwksFault | null): void;
+  /** Bytes written by endless answers, and how many of those the reader cut short by closing. */
+  readonly endless: { written: number; cut: number };
+  /** Holds every answer from now on until `release()` (to let requests pile up behind one fetch). */
+  hold(): { release(): void };
   close(): Promise<void>;
 }
+
+const FAKE_KEY = JSON.stringify({ kty: 'EC', crv: 'P-256', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRjGkmCeqGCRJfSnzrxhuHAuT9PtYRp1pX0Y2Eo', kid: 'padding' });
 
 export async function startJwksServer(keys: readonly JWK[]): Promise<JwksServer> {
   let current = keys;
   let fetches = 0;
-  const server: Server = createServer((req, res) => {
+  let fault: JwksFault | null = null;
+  let held: Promise<void> | null = null;
+  const endless = { written: 0, cut: 0 };
+  const serve = (res: ServerResponse): void => {
+    switch (fault?.kind) {
+      case 'status':
+        res.writeHead(fault.status, { 'content-type': 'text/plain' });
+        res.end('key server trouble');
+        return;
+      case 'body':
+        res.writeHead(200, { 'content-type': fault.contentType, 'content-length': Buffer.byteLength(fault.body) });
+        res.end(fault.body);
+        return;
+      case 'hang':
+        return;
+      case 'declared':
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': fault.bytes });
+        res.end(' '.repeat(fault.bytes));
+        return;
+      case 'endless': {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"keys":[');
+        const chunk = `${Array.from({ length: 200 }, () => FAKE_KEY).join(',')},`;
+        let ended = false;
+        res.on('close', () => {
+          if (!ended) endless.cut++;
+          ended = true;
+        });
+        // Bounded: stops after 256 MB even if nobody cuts it.
+        const pump = (): void => {
+          while (!ended && endless.written < 256 * 1024 * 1024) {
+            endless.written += chunk.length;
+            if (!res.write(chunk)) {
+              res.once('drain', pump);
+              return;
+            }
+          }
+          if (!ended) {
+            ended = true;
+            res.end(`${FAKE_KEY}]}`);
+          }
+        };
+        pump();
+        return;
+      }
+      default: {
+        const body = JSON.stringify({ keys: current });
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+      }
+    }
+  };
+  const server: Server = createServer((_req, res) => {
     fetches++;
-    const body = JSON.stringify({ keys: current });
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-    res.end(body);
+    if (held === null) serve(res);
+    else void held.then(() => serve(res));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -63,6 +135,20 @@ export async function startJwksServer(keys: readonly JWK[]): Promise<JwksServer>
     fetches: () => fetches,
     setKeys: (next) => {
       current = next;
+    },
+    setFault: (next) => {
+      fault = next;
+    },
+    endless,
+    hold: () => {
+      let release = (): void => {};
+      held = new Promise<void>((resolve) => {
+        release = () => {
+          held = null;
+          resolve();
+        };
+      });
+      return { release };
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -8,6 +8,7 @@ import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get, startGateway, type HttpAnswer } from '../helpers/gateway.ts';
 import { assertProblem } from '../helpers/hostile.ts';
 import { makeKey, signToken } from '../helpers/keys.ts';
+import { sample } from '../helpers/metrics.ts';
 
 const POLICY = '"default";q=3;w=3';
 
@@ -91,10 +92,26 @@ describe('rate limiting: a token bucket per subject, per client address without 
     assertLimited(await customer({ authorization: 'Basic dXNlcjpwYXNz' }));
   });
 
-  test('a valid token is not held back by failures from its address', async () => {
-    for (let i = 0; i < 4; i++) await customer();
+  test('a cached valid token is not held back by failures from its address; a new one is, since verifying it costs crypto', async () => {
+    const innocent = bearer(await fx.token({ claims: { sub: 'innocent' } }));
+    assert.equal((await customer(innocent)).status, 200);
+    fx.clock.advance(60_000);
+    for (let i = 0; i < 3; i++) await customer();
     assertLimited(await customer());
-    assert.equal((await customer(bearer(await fx.token({ claims: { sub: 'innocent' } })))).status, 200);
+    assert.equal((await customer(innocent)).status, 200);
+    assertLimited(await customer(bearer(await fx.token({ claims: { sub: 'newcomer' } }))));
+  });
+
+  test('forged tokens beyond the burst get 429 before any crypto: the verification count stops growing', async () => {
+    const rejected = async (): Promise<number> => sample(await fx.gw.gateway.metrics.text(), 'hypergate_token_verifications_total', { result: 'invalid' }) ?? Number.NaN;
+    const before = await rejected();
+    for (let i = 0; i < 20; i++) {
+      const forged = bearer(`${(await fx.token({ claims: { sub: `forger-${i}` } })).slice(0, -6)}AAAAAA`);
+      const res = await customer(forged);
+      if (i < 3) assert.equal(res.status, 401);
+      else assertLimited(res);
+    }
+    assert.equal(await rejected(), before + 3, 'only the burst was verified');
   });
 
   test('a token without the scope counts against its subject (403, then 429)', async () => {

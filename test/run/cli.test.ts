@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -13,16 +13,30 @@ import { startTestUpstream, type TestUpstream } from '../helpers/upstream.ts';
 const dir = mkdtempSync(join(tmpdir(), 'hypergate-cli-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-function checkConfig(config: unknown, env: Record<string, string> = {}): { status: number | null; out: string } {
+/** The command line of --check-config for `config` (written to a file; a string is written as is). */
+function checkConfigArgs(config: unknown): string[] {
   const file = join(dir, `check-${Math.random().toString(36).slice(2)}.json`);
   writeFileSync(file, typeof config === 'string' ? config : JSON.stringify(config));
-  const run = spawnSync(process.execPath, ['--import', 'tsx', resolve(PROJECT_ROOT, 'src/main.ts'), '--check-config', '--config', file], {
+  return ['--import', 'tsx', resolve(PROJECT_ROOT, 'src/main.ts'), '--check-config', '--config', file];
+}
+
+function checkConfig(config: unknown, env: Record<string, string> = {}): { status: number | null; out: string } {
+  const run = spawnSync(process.execPath, checkConfigArgs(config), {
     cwd: PROJECT_ROOT,
     env: { ...process.env, ...env },
     encoding: 'utf8',
     timeout: 20_000,
   });
   return { status: run.status, out: run.stdout + run.stderr };
+}
+
+/** --check-config as a child process that does not block the event loop (for a test JWKS server in this process). */
+function checkConfigAsync(config: unknown): Promise<{ status: number | null; out: string }> {
+  const child = spawn(process.execPath, checkConfigArgs(config), { cwd: PROJECT_ROOT, env: process.env, timeout: 20_000 });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  return new Promise((done) => child.once('close', (status) => done({ status, out })));
 }
 
 describe('npm start -- --check-config', () => {
@@ -47,6 +61,30 @@ describe('npm start -- --check-config', () => {
     const missing = checkConfig({ auth: { jwksFile: join(dir, 'absent.json') } });
     assert.equal(missing.status, 1);
     assert.match(missing.out, /auth\.jwksFile: cannot read/);
+  });
+});
+
+describe('npm start -- --check-config with a JWKS URL', () => {
+  it('fetches the JWKS: one it cannot fetch is a warning naming the URL and the cause, and the exit code stays 0', () => {
+    // Nothing listens on port 9 of loopback.
+    const { status, out } = checkConfig({ auth: { jwksUrl: 'http://127.0.0.1:9/jwks.json' } });
+    assert.equal(status, 0, out);
+    assert.match(out, /configuration is valid/);
+    assert.match(out, /warning: auth\.jwksUrl: could not fetch http:\/\/127\.0\.0\.1:9\/jwks\.json: connection refused/);
+  });
+
+  it('says nothing more when the JWKS answers', async () => {
+    const key = await makeKey('ES256');
+    const jwks = await startJwksServer([key.publicJwk]);
+    try {
+      const run = checkConfigAsync({ auth: { jwksUrl: jwks.url } });
+      const { status, out } = await run;
+      assert.equal(status, 0, out);
+      assert.doesNotMatch(out, /warning/);
+      assert.equal(jwks.fetches(), 1);
+    } finally {
+      await jwks.close();
+    }
   });
 });
 
@@ -102,6 +140,21 @@ describe('SIGHUP reload', () => {
     assert.equal(await status(old, 3), 401); // key1 is gone after the reload
     assert.equal(connects, 1);
     assert.equal(disconnects, 0);
+  });
+
+  it('during a JWKS outage keeps the keys, and the log says so', async () => {
+    const token = await signToken(key2, { claims: { sub: 'outage' } });
+    assert.equal(await status(token, 5), 200);
+    jwks.setFault({ kind: 'status', status: 500 });
+    try {
+      main.kill('SIGHUP');
+      const warning = await main.waitFor((r) => r['event'] === 'reload' && r['keysKept'] === true);
+      assert.match(String(warning['msg']), /config reloaded, but the JWKS could not be fetched from http:\/\/127\.0\.0\.1:\d+\/\.well-known\/jwks\.json \(HTTP 500\): the key set fetched \d+ s ago is kept, and so are the verified tokens/);
+      assert.equal(await status(token, 6), 200);
+      assert.equal(await status(await signToken(key2, { claims: { sub: 'never-seen' } }), 7), 200);
+    } finally {
+      jwks.setFault(null);
+    }
   });
 
   it('rejects an invalid file, logs each problem and keeps serving with the old config', async () => {
