@@ -24,6 +24,15 @@ export type HgErrorCode =
   | 'HG_ERR_UPSTREAM_TIMEOUT'
   | 'HG_ERR_UPSTREAM_UNAVAILABLE'
   | 'HG_ERR_NOT_READY'
+  | 'HG_ERR_UNSUPPORTED_MEDIA_TYPE'
+  | 'HG_ERR_INVALID_BODY'
+  | 'HG_ERR_UNPROCESSABLE'
+  | 'HG_ERR_CONFLICT'
+  | 'HG_ERR_PRECONDITION_FAILED'
+  | 'HG_ERR_PRECONDITION_REQUIRED'
+  | 'HG_ERR_IDEMPOTENCY_KEY_MISSING'
+  | 'HG_ERR_IDEMPOTENCY_KEY_IN_USE'
+  | 'HG_ERR_IDEMPOTENCY_KEY_REUSED'
   | 'HG_ERR_INTERNAL';
 
 export interface ErrorDefinition {
@@ -60,6 +69,15 @@ export const ERRORS: Readonly<Record<HgErrorCode, ErrorDefinition>> = Object.fre
   HG_ERR_UPSTREAM_TIMEOUT: { status: 504, slug: 'gateway-timeout', title: 'Gateway Timeout', detail: 'The upstream service did not answer in time.' },
   HG_ERR_UPSTREAM_UNAVAILABLE: { status: 503, slug: 'upstream-unavailable', title: 'Service Unavailable', detail: 'The upstream service is failing, so requests to it are paused; try again after Retry-After seconds.' },
   HG_ERR_NOT_READY: { status: 503, slug: 'not-ready', title: 'Service Unavailable', detail: 'This instance is not ready to serve traffic.' },
+  HG_ERR_UNSUPPORTED_MEDIA_TYPE: { status: 415, slug: 'unsupported-media-type', title: 'Unsupported Media Type', detail: 'The request body is not of a media type this method takes.' },
+  HG_ERR_INVALID_BODY: { status: 400, slug: 'invalid-body', title: 'Invalid Request Body', detail: 'The request body is not valid JSON.' },
+  HG_ERR_UNPROCESSABLE: { status: 422, slug: 'unprocessable-content', title: 'Unprocessable Content', detail: 'The request body is well-formed but cannot be applied to this resource.' },
+  HG_ERR_CONFLICT: { status: 409, slug: 'conflict', title: 'Conflict', detail: 'The request conflicts with the current state of the resource.' },
+  HG_ERR_PRECONDITION_FAILED: { status: 412, slug: 'precondition-failed', title: 'Precondition Failed', detail: 'The resource has changed since the ETag in If-Match was served.' },
+  HG_ERR_PRECONDITION_REQUIRED: { status: 428, slug: 'precondition-required', title: 'Precondition Required', detail: 'This resource is changed only with If-Match: send the ETag of the representation the change is based on.' },
+  HG_ERR_IDEMPOTENCY_KEY_MISSING: { status: 400, slug: 'idempotency-key-missing', title: 'Idempotency-Key Missing', detail: 'This request needs an Idempotency-Key header.' },
+  HG_ERR_IDEMPOTENCY_KEY_IN_USE: { status: 409, slug: 'idempotency-key-in-use', title: 'Idempotency-Key In Use', detail: 'A request with this Idempotency-Key is still being processed; retry later.' },
+  HG_ERR_IDEMPOTENCY_KEY_REUSED: { status: 422, slug: 'idempotency-key-reused', title: 'Idempotency-Key Reused', detail: 'This Idempotency-Key was used for a different request.' },
   HG_ERR_INTERNAL: { status: 500, slug: 'internal-error', title: 'Internal Server Error', detail: 'An unexpected error occurred.' },
 });
 
@@ -85,8 +103,10 @@ export class HgError extends Error {
   readonly headers: Readonly<Record<string, string>> | undefined;
   /** The problem's own type, title and code, where the registry code stands for a family. */
   readonly identity: ProblemIdentity | undefined;
+  /** One entry per failing field of a 422 (RFC 9457 section 3.2 extension member "errors"). */
+  readonly fieldErrors: readonly FieldError[] | undefined;
 
-  constructor(code: HgErrorCode, options: { detail?: string; headers?: Record<string, string>; cause?: unknown; identity?: ProblemIdentity } = {}) {
+  constructor(code: HgErrorCode, options: { detail?: string; headers?: Record<string, string>; cause?: unknown; identity?: ProblemIdentity; fieldErrors?: readonly FieldError[] } = {}) {
     const def = ERRORS[code];
     super(`${options.identity?.code ?? code}: ${options.detail ?? def.detail}`, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'HgError';
@@ -95,7 +115,14 @@ export class HgError extends Error {
     this.detail = options.detail ?? def.detail;
     this.headers = options.headers;
     this.identity = options.identity;
+    this.fieldErrors = options.fieldErrors;
   }
+}
+
+/** A field a request body got wrong: a JSON pointer into the body and what is wrong, safe to show. */
+export interface FieldError {
+  readonly pointer: string;
+  readonly detail: string;
 }
 
 export function isHgError(err: unknown): err is HgError {

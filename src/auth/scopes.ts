@@ -22,7 +22,7 @@ export function scopesOf(claims: JWTPayload): ReadonlySet<string> {
  */
 export function checkedScopes(config: Config): readonly string[] {
   const scopes = [config.auth.requiredScope, config.auth.readAnyScope, config.admin.scope];
-  // Each declared resource may name its own scope.
-  for (const r of Object.values(config.resources)) scopes.push(r.scope ?? config.auth.requiredScope);
+  // Each declared resource may name its own read and write scopes.
+  for (const [name, r] of Object.entries(config.resources)) scopes.push(r.scope ?? config.auth.requiredScope, r.writeScope ?? `${name}:write`);
   return [...new Set(scopes)];
 }

@@ -1,5 +1,21 @@
 import { FORMATS, JSON_INDEX, renderBody, resourceFromJson } from '../hypermedia/formats.ts';
+import { derivedEtag } from './etag.ts';
 import type { Representation } from './representation.ts';
+
+/**
+ * The upstream's validator of the version an entry holds, and the resource's render suffix per
+ * format: every format's ETag derives from them (etag.ts), so If-Match can reach the upstream.
+ */
+export interface Validator {
+  readonly upstream: string;
+  readonly suffixes: readonly string[];
+}
+
+/** The ETag of format `index` of a version: derived from the upstream's validator, or undefined (a digest of the body then). */
+export function etagFor(validator: Validator | null, index: number): string | undefined {
+  const suffix = validator?.suffixes[index];
+  return validator === null || suffix === undefined ? undefined : derivedEtag(validator.upstream, suffix);
+}
 
 /**
  * What the cache keeps for one resource path: its representation in each format a client has
@@ -18,8 +34,11 @@ export class CacheEntry {
   readonly embeddedRel: string | null;
   /** Body bytes held, for cache.maxBytes. */
   readonly byteLength: number;
+  /** The upstream's validator of this version, or null (then ETags are digests of the bodies). */
+  readonly validator: Validator | null;
 
-  constructor(variants: readonly (Representation | undefined)[], freshness: { storedAtMs: number; expiresAtMs: number; staleAllowed: boolean }, groups: readonly string[], embeddedRel: string | null) {
+  constructor(variants: readonly (Representation | undefined)[], freshness: { storedAtMs: number; expiresAtMs: number; staleAllowed: boolean }, groups: readonly string[], embeddedRel: string | null, validator: Validator | null = null) {
+    this.validator = validator;
     this.variants = variants;
     this.storedAtMs = freshness.storedAtMs;
     this.expiresAtMs = freshness.expiresAtMs;
@@ -41,13 +60,13 @@ export class CacheEntry {
    * same groups), or null when it is an absence. The caller stores the new entry, so the cache
    * counts the new bytes.
    */
-  withFormat(index: number, make: (body: string, contentType: string, like: Representation) => Representation): CacheEntry | null {
+  withFormat(index: number, make: (body: string, contentType: string, like: Representation, etag: string | undefined) => Representation): CacheEntry | null {
     const json = this.variants[JSON_INDEX];
     if (json === undefined) return null;
     const format = FORMATS[index];
     if (format === undefined) throw new RangeError(`no format ${index}`);
     const variants = FORMATS.map((_, i) => this.variants[i]);
-    variants[index] = make(renderBody(resourceFromJson(JSON.parse(json.body), this.embeddedRel), format), format.contentType, json);
-    return new CacheEntry(variants, this, this.groups, this.embeddedRel);
+    variants[index] = make(renderBody(resourceFromJson(JSON.parse(json.body), this.embeddedRel), format), format.contentType, json, etagFor(this.validator, index));
+    return new CacheEntry(variants, this, this.groups, this.embeddedRel, this.validator);
   }
 }

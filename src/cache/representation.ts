@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { bodyEtag } from './etag.ts';
 import { hitStatus } from '../http/cache-status.ts';
 
 export type HeaderList = readonly (string | number)[];
@@ -46,7 +46,7 @@ export class Representation {
   /** May it answer once expired (the upstream did not forbid it; see cache-control.ts)? */
   readonly staleAllowed: boolean;
 
-  constructor(body: string, contentType: string, cacheControl: string, storedAtMs: number, expiresAtMs: number, vary: string | null = null, staleAllowed = true) {
+  constructor(body: string, contentType: string, cacheControl: string, storedAtMs: number, expiresAtMs: number, vary: string | null = null, staleAllowed = true, etag?: string) {
     this.vary = vary;
     this.staleAllowed = staleAllowed;
     this.body = body;
@@ -58,8 +58,8 @@ export class Representation {
     this.storedAtMs = storedAtMs;
     this.expiresAtMs = expiresAtMs;
     this.lifetimeSeconds = Math.round((expiresAtMs - storedAtMs) / 1000);
-    // Strong validator (RFC 9110 section 8.8.3): a digest of the exact bytes.
-    this.etag = `"${createHash('sha256').update(body, 'utf8').digest('base64url').slice(0, 27)}"`;
+    // Derived from the upstream's validator when it sent one (etag.ts), else a digest of the exact bytes.
+    this.etag = etag ?? bodyEtag(body);
   }
 
   /** Whole seconds since the representation was current at the origin (RFC 9111 section 5.1). */

@@ -88,10 +88,16 @@ export class ResponseCache {
 
   /** Stores the entry unless its key or one of its groups was invalidated after the load's ticket; true when stored. */
   setIfCurrent(key: string, entry: CacheEntry, ticket: number): boolean {
-    if ((this.#dropped.get(key) ?? -1) >= ticket || (this.#dropped.get(ALL) ?? -1) >= ticket) return false;
-    for (const group of entry.groups) if ((this.#dropped.get(group) ?? -1) >= ticket) return false;
+    if (this.invalidatedSince(key, entry.groups, ticket)) return false;
     this.set(key, entry);
     return true;
+  }
+
+  /** Was the key, one of these groups, or everything invalidated since this load ticket was taken? */
+  invalidatedSince(key: string, groups: readonly string[], ticket: number): boolean {
+    if ((this.#dropped.get(key) ?? -1) >= ticket || (this.#dropped.get(ALL) ?? -1) >= ticket) return true;
+    for (const group of groups) if ((this.#dropped.get(group) ?? -1) >= ticket) return true;
+    return false;
   }
 
   /**

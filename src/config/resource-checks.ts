@@ -1,4 +1,5 @@
 import { JsonPointer } from '../resources/json-pointer.ts';
+import { compileSchemaFile } from '../resources/json-schema.ts';
 import { PathTemplate } from '../resources/template.ts';
 import { servicesOf } from './service-checks.ts';
 import type { Config, ResourceConfig } from './types.ts';
@@ -62,7 +63,18 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
     const value = r[key];
     if (value !== null && !NAME.test(value)) problems.push(`${at}.${key}: starts with a letter and has only letters, digits, - and _`);
   }
-  if (r.scope !== null && /\s/.test(r.scope)) problems.push(`${at}.scope: expected a single scope without spaces`);
+  for (const key of ['scope', 'writeScope'] as const) {
+    const value = r[key];
+    if (value !== null && /\s/.test(value)) problems.push(`${at}.${key}: expected a single scope without spaces`);
+  }
+  if (r.methods.includes('POST') && r.collection === null) problems.push(`${at}.methods: POST creates on the collection path; declare ${at}.collection`);
+  if (r.schema !== null) {
+    try {
+      compileSchemaFile(r.schema);
+    } catch (err) {
+      problems.push(`${at}.schema: ${(err as Error).message}`);
+    }
+  }
   if (r.owner !== null && item !== null && !params.includes(r.owner.param)) problems.push(`${at}.owner.param: {${r.owner.param}} is not a parameter of ${at}.path`);
   const shapeOf = (t: PathTemplate | null, key: string): void => {
     if (t === null) return;

@@ -62,6 +62,7 @@ function upstreamSection(urlNullable: boolean): Rule {
 }
 
 const PARAM_TYPES = ['integer', 'string'] as const;
+const WRITE_AND_READ_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 const FIELD_TYPES = ['string', 'integer', 'number', 'boolean', 'object', 'array'] as const;
 
 /** resources.<name>: the keys a declaration may have; what may be left out says what it then means. */
@@ -98,6 +99,13 @@ const RESOURCE: Rule = {
     scope: opt(str(true), null),
     owner: opt({ kind: 'section', nullable: true, keys: { claim: opt(str(true), null), param: str() } }, null),
     maxAgeSeconds: opt(int(0, 31_536_000, true), null),
+    // Writes (README "Writes"): GET implies HEAD; POST acts on the collection, the others on an item.
+    methods: opt({ kind: 'strings', nonEmpty: true, oneOf: WRITE_AND_READ_METHODS }, ['GET']),
+    writeScope: opt(str(true), null),
+    requireIfMatch: opt({ kind: 'boolean' }, false),
+    idempotency: opt({ kind: 'string', oneOf: ['optional', 'required'] }, 'optional'),
+    // A JSON Schema (draft 2020-12) file for request bodies; relative to the config file's folder.
+    schema: opt(path(true), null),
   },
 };
 
@@ -116,6 +124,8 @@ export const CONFIG_SCHEMA: Rule = {
         maxHeaderBytes: int(1024, 1024 * 1024),
         maxUrlBytes: int(64, 1024 * 1024),
         maxHeaderCount: int(8, 10_000),
+        // Largest request body a write may carry; over it: 413 while it streams.
+        maxBodyBytes: int(1, 64 * 1024 * 1024),
         // A number of worker processes, or "auto" for one per core (node:cluster).
         workers: { kind: 'integer', min: 1, max: 256, orWord: 'auto' },
       },
@@ -163,6 +173,14 @@ export const CONFIG_SCHEMA: Rule = {
     },
     // A null entry removes a resource the shipped config declares.
     resources: { kind: 'map', values: RESOURCE, nullableValues: true },
+    idempotency: {
+      kind: 'section',
+      keys: {
+        // How long a write's answer is kept for replay under its Idempotency-Key, in seconds.
+        ttlSeconds: int(1, 30 * 86_400),
+        maxEntries: int(1, 10_000_000),
+      },
+    },
     rateLimit: {
       kind: 'section',
       keys: {

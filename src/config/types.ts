@@ -15,6 +15,8 @@ export interface ServerConfig {
   readonly maxUrlBytes: number;
   /** Most header fields in one request; over it: 431 (Node alone would drop the rest silently). */
   readonly maxHeaderCount: number;
+  /** Largest request body a write may carry, in bytes; over it: 413, refused while it streams. */
+  readonly maxBodyBytes: number;
   /** Worker processes (node:cluster); "auto" means one per core. 1 runs no cluster at all. */
   readonly workers: number | 'auto';
 }
@@ -132,6 +134,26 @@ export interface ResourceConfig {
   readonly owner: OwnerConfig | null;
   /** Overrides cache.maxAgeSeconds for this resource. */
   readonly maxAgeSeconds: number | null;
+  /** Methods it takes: GET (and so HEAD) and the writes; POST on the collection, the others on an item. */
+  readonly methods: readonly WriteOrReadMethod[];
+  /** Scope a write needs; null: "<name>:write". */
+  readonly writeScope: string | null;
+  /** PUT, PATCH and DELETE without If-Match are refused with 428 before anything is sent. */
+  readonly requireIfMatch: boolean;
+  /** "required": a POST without Idempotency-Key is a 400. */
+  readonly idempotency: 'optional' | 'required';
+  /** Path of a JSON Schema (draft 2020-12) file request bodies are validated against; null: none. */
+  readonly schema: string | null;
+}
+
+export type WriteOrReadMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** Idempotency-Key records (draft-ietf-httpapi-idempotency-key-header). */
+export interface IdempotencyConfig {
+  /** How long a final answer is kept for replay, in seconds. */
+  readonly ttlSeconds: number;
+  /** Most records kept (per instance, without Redis); the least recently used go first. */
+  readonly maxEntries: number;
 }
 
 export interface OwnerConfig {
@@ -188,6 +210,7 @@ export interface Config {
   readonly cache: CacheConfig;
   /** Declared resources by name (a null entry in a file removes a shipped one and is gone here). */
   readonly resources: Readonly<Record<string, ResourceConfig>>;
+  readonly idempotency: IdempotencyConfig;
   readonly rateLimit: RateLimitConfig;
   readonly cors: CorsConfig;
   readonly sampleUpstream: { readonly customers: number };

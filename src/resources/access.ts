@@ -62,6 +62,23 @@ export class Access {
     return principal instanceof Promise ? principal.then(check) : check(principal);
   }
 
+  /**
+   * A write: the resource's writeScope, and its owner rule on the item (PUT, PATCH, DELETE) or on
+   * the collection (POST; a collection whose path lacks the owner parameter needs auth.readAnyScope).
+   */
+  write(req: IncomingMessage, r: CompiledResource, values: readonly ParamValue[], onCollection: boolean): Principal | Promise<Principal> {
+    const principal = this.scoped(req, r.writeScope);
+    const owner = r.owner;
+    if (owner === null) return principal;
+    const c = r.collection;
+    const check = (p: Principal): Principal => {
+      if (!onCollection) return this.#requireOwner(p, owner.claim, r.types[owner.param] as ParamType, values[owner.param] as ParamValue);
+      if (c === null || c.ownerParam === -1) return this.#requireReadAny(p);
+      return this.#requireOwner(p, owner.claim, c.types[c.ownerParam] as ParamType, values[c.ownerParam] as ParamValue);
+    };
+    return principal instanceof Promise ? principal.then(check) : check(principal);
+  }
+
   /** Scopes a route needs as the OpenAPI document lists them. */
   scopesOf(r: CompiledResource, collection: boolean): string[] {
     if (collection && r.owner !== null && r.collection?.ownerParam === -1) return [r.scope, this.#readAny];

@@ -1,9 +1,10 @@
 import type { ClaimTable } from '../auth/claims.ts';
-import type { Config, FieldTypeName, ResourceConfig } from '../config/types.ts';
+import type { Config, FieldTypeName, ResourceConfig, WriteOrReadMethod } from '../config/types.ts';
 import { HgError, type ProblemIdentity } from '../errors.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { UpstreamServices } from '../upstream/services.ts';
 import { JsonPointer } from './json-pointer.ts';
+import { compileSchemaFile, type SchemaValidators } from './json-schema.ts';
 import type { ParamType, ParamValue } from './params.ts';
 import { PathTemplate } from './template.ts';
 
@@ -73,6 +74,8 @@ export interface CompiledCollection {
 /** A resource declaration compiled once at start (or reload): everything a request needs, precomputed. */
 export interface CompiledResource {
   readonly name: string;
+  /** The declaration as written (JSON): what its renderings depend on, for ETags (etag.ts renderSuffix). */
+  readonly declaration: string;
   /** The noun for one item (problem codes, messages, schema names). */
   readonly singular: string;
   /** The API root's relation for the item template, or null. */
@@ -93,6 +96,14 @@ export interface CompiledResource {
   readonly owner: { readonly claim: number; readonly param: number } | null;
   readonly maxAgeSeconds: number;
   readonly collection: CompiledCollection | null;
+  /** Methods it takes (GET means GET and HEAD). */
+  readonly methods: ReadonlySet<WriteOrReadMethod>;
+  /** Scope a write needs. */
+  readonly writeScope: string;
+  readonly requireIfMatch: boolean;
+  readonly idempotencyRequired: boolean;
+  /** The request-body validators of `schema`, compiled once; null when none is declared. */
+  readonly schema: SchemaValidators | null;
   /** Invalidation groups of an item's entry: every declared item it lies below. */
   groups(values: readonly ParamValue[]): string[];
   /**
@@ -219,6 +230,7 @@ function compileOne(name: string, r: ResourceConfig, config: Config, services: U
   }
   return {
     name,
+    declaration: JSON.stringify(r),
     singular,
     rel: r.rel,
     item,
@@ -235,6 +247,11 @@ function compileOne(name: string, r: ResourceConfig, config: Config, services: U
     owner,
     maxAgeSeconds: r.maxAgeSeconds ?? config.cache.maxAgeSeconds,
     collection,
+    methods: new Set(r.methods),
+    writeScope: r.writeScope ?? `${name}:write`,
+    requireIfMatch: r.requireIfMatch,
+    idempotencyRequired: r.idempotency === 'required',
+    schema: r.schema === null ? null : compileSchemaFile(r.schema),
     groups: groupsOf(ancestors),
     invalidation: (path, values, below) => {
       const groups = below ? [BELOW + path] : [];

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { ClaimValue } from '../auth/claims.ts';
-import { CacheEntry } from '../cache/cache-entry.ts';
+import { CacheEntry, etagFor, type Validator } from '../cache/cache-entry.ts';
 import { CACHE_STATUS_SLOT_FROM_END, Representation } from '../cache/representation.ts';
 import { SingleFlight } from '../cache/single-flight.ts';
 import type { GatewayContext } from '../context.ts';
@@ -25,6 +25,14 @@ export interface Freshness {
   readonly storable: boolean;
   /** May it answer once expired (see UpstreamFreshness.staleAllowed)? */
   readonly staleAllowed: boolean;
+}
+
+/** How a resource becomes a cache entry: its freshness, invalidation groups, embedded relation and validator. */
+export interface EntryOptions {
+  readonly freshness: Freshness;
+  readonly groups: readonly string[];
+  readonly embeddedRel: string | null;
+  readonly validator?: Validator | null;
 }
 
 /** Where a read route's resources come from on a miss, and what a cached absence answers. */
@@ -137,7 +145,7 @@ export class ResourceKit {
    * A cached absence answers its 404.
    */
   #variant(path: string, entry: CacheEntry, format: number, source: Source): Representation {
-    const next = entry.withFormat(format, (body, contentType, like) => new Representation(body, contentType, like.cacheControl, like.storedAtMs, like.expiresAtMs, like.vary, like.staleAllowed));
+    const next = entry.withFormat(format, (body, contentType, like, etag) => new Representation(body, contentType, like.cacheControl, like.storedAtMs, like.expiresAtMs, like.vary, like.staleAllowed, etag));
     if (next === null) throw source.notFound();
     // Only in place of the entry it was made from: a newer one may have been stored meanwhile.
     if (this.#ctx.cache.get(path) === entry) this.#ctx.cache.set(path, next);
@@ -241,19 +249,38 @@ export class ResourceKit {
     else if (code !== 'HG_ERR_RESOURCE_NOT_FOUND') this.#ctx.logger.warn('background refresh failed', fields);
   }
 
-  /**
-   * Renders a resource in JSON (the stored form; other formats are rendered from it when asked
-   * for) and caches it under `path` when storable and no invalidation overtook the load (`ticket`).
-   * A newer answer that may not be kept replaces the old copy all the same: none may go stale-serving.
-   */
-  store(path: string, resource: Resource, freshness: Freshness, groups: readonly string[], embeddedRel: string | null, ticket: number): CacheEntry {
-    const { cache, clock } = this.#ctx;
+  /** The JSON form of a resource as a cache entry (other formats are rendered from it when asked for). */
+  entry(resource: Resource, how: EntryOptions): CacheEntry {
     const json = FORMATS[JSON_INDEX] as (typeof FORMATS)[number];
-    const rep = new Representation(renderBody(resource, json), json.contentType, freshness.cacheControl, freshness.storedAtMs, freshness.expiresAtMs, this.vary, freshness.staleAllowed);
-    const entry = new CacheEntry([rep], freshness, groups, embeddedRel);
-    if (freshness.storable && freshness.expiresAtMs > clock.now()) cache.setIfCurrent(path, entry, ticket);
-    else cache.delete(path);
+    const { freshness, validator = null } = how;
+    const rep = new Representation(renderBody(resource, json), json.contentType, freshness.cacheControl, freshness.storedAtMs, freshness.expiresAtMs, this.vary, freshness.staleAllowed, etagFor(validator, JSON_INDEX));
+    return new CacheEntry([rep], freshness, how.groups, how.embeddedRel, validator);
+  }
+
+  /**
+   * Renders a resource and caches it under `path` when storable and no invalidation overtook the
+   * load (`ticket`). A newer answer that may not be kept replaces the old copy all the same: none
+   * may go stale-serving.
+   */
+  store(path: string, resource: Resource, how: EntryOptions & { readonly ticket: number }): CacheEntry {
+    const entry = this.entry(resource, how);
+    if (this.storable(how.freshness)) this.#ctx.cache.setIfCurrent(path, entry, how.ticket);
+    else this.#ctx.cache.delete(path);
     return entry;
+  }
+
+  /** May an answer with this freshness be kept at all? */
+  storable(freshness: Freshness): boolean {
+    return freshness.storable && freshness.expiresAtMs > this.#ctx.clock.now();
+  }
+
+  /** The representation of an entry in format `index`, rendered when the entry lacks it (not stored: a write's answer). */
+  variantOf(entry: CacheEntry, index: number): Representation {
+    const have = entry.variants[index];
+    if (have !== undefined) return have;
+    const next = entry.withFormat(index, (body, contentType, like, etag) => new Representation(body, contentType, like.cacheControl, like.storedAtMs, like.expiresAtMs, like.vary, like.staleAllowed, etag));
+    if (next === null) throw new Error('a cached absence has no representation');
+    return next.variants[index] as Representation;
   }
 
   /**

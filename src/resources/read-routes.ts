@@ -9,6 +9,8 @@ import { UPSTREAM_ERRORS, type ResourceKit, type Source } from './kit.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, pagePath, parsePageQuery } from './page-query.ts';
 import { paramRule, paramSchema, type ParamType, type ParamValue } from './params.ts';
 import { itemFromRecord, pageFromBody, type Paging } from './record.ts';
+import { renderSuffix } from '../cache/etag.ts';
+import { FORMATS } from '../hypermedia/formats.ts';
 import { schemaName } from './naming.ts';
 
 /** Only the canonical spelling of a path names a resource: anything else is the router's plain 404. */
@@ -26,14 +28,21 @@ function pathParams(r: CompiledResource, names: readonly string[], types: readon
   }));
 }
 
+/** The render suffix of each format for this resource (etag.ts): part of every ETag derived from the upstream's. */
+export function suffixesOf(r: CompiledResource, kit: ResourceKit): readonly string[] {
+  return FORMATS.map((f) => renderSuffix(r.declaration, f.contentType, kit.vary));
+}
+
 /** The source of one item: the upstream's record at the item's upstream path, or a cached absence. */
 function itemSource(r: CompiledResource, kit: ResourceKit): Source {
+  const suffixes = suffixesOf(r, kit);
   const source: Source = {
     notFound: () => r.notFound(),
     load: async (path, values, call, ticket) => {
       const result = await r.service.getJson(r.upstream.build(values), call, (json) => itemFromRecord(r, r.record.resolve(json), values, path));
       if (!result.found) throw kit.storeAbsent(path, r.groups(values), source, ticket);
-      return kit.store(path, result.value, kit.upstreamFreshness(result, r.maxAgeSeconds), r.groups(values), null, ticket);
+      const validator = result.etag === null ? null : { upstream: result.etag, suffixes };
+      return kit.store(path, result.value, { freshness: kit.upstreamFreshness(result, r.maxAgeSeconds), groups: r.groups(values), embeddedRel: null, ticket, validator });
     },
   };
   return source;
@@ -95,8 +104,8 @@ function collectionSource(r: CompiledResource, c: CompiledCollection, kit: Resou
       }
       const freshness = kit.upstreamFreshness(result, r.maxAgeSeconds);
       // Following a member's self link is then a cache hit.
-      if (c.cacheItems) for (const member of result.value.members) kit.store(member.path, member.resource, freshness, r.groups(member.values), null, ticket);
-      return kit.store(key, result.value.page, freshness, c.groups(values), r.name, ticket);
+      if (c.cacheItems) for (const member of result.value.members) kit.store(member.path, member.resource, { freshness, groups: r.groups(member.values), embeddedRel: null, ticket });
+      return kit.store(key, result.value.page, { freshness, groups: c.groups(values), embeddedRel: r.name, ticket });
     },
   };
   return source;

@@ -90,7 +90,8 @@ export interface Member {
   readonly resource: Resource;
 }
 
-function memberFromRecord(r: CompiledResource, c: CompiledCollection, value: unknown, collectionValues: readonly ParamValue[]): Member {
+/** A record of the collection as the item it is: its values (collection's, then the record's own), path and resource. */
+export function memberFromRecord(r: CompiledResource, c: CompiledCollection, value: unknown, collectionValues: readonly ParamValue[]): Member {
   const record = asObject(r, value, 'record');
   const params = r.item.params;
   const values = params.map((name, i) => {

@@ -10,10 +10,41 @@ import { CircuitBreaker, PROBE } from './breaker.ts';
 import type { UpstreamCall } from './call.ts';
 import { parseCacheControl, type UpstreamFreshness } from './cache-control.ts';
 
-/** An upstream answer as the resource layer sees it: the decoded body and its freshness, or "no such resource". */
+/**
+ * An upstream answer as the resource layer sees it: the decoded body, its freshness and its
+ * validator (the upstream's ETag, or null), or "no such resource".
+ */
 export type UpstreamResult<T> =
-  | { readonly found: true; readonly value: T; readonly freshness: UpstreamFreshness; readonly ageSeconds: number }
+  | { readonly found: true; readonly value: T; readonly freshness: UpstreamFreshness; readonly ageSeconds: number; readonly etag: string | null }
   | { readonly found: false };
+
+/** A write request: its body (sent byte for byte as validated) and the conditions to forward. */
+export interface WriteRequest {
+  readonly method: 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  readonly body?: Buffer | undefined;
+  readonly contentType?: string | undefined;
+  /** If-Match as the upstream must see it: its own validators, or "*". */
+  readonly ifMatch?: string | undefined;
+  readonly idempotencyKey?: string | undefined;
+}
+
+/** What the upstream answered to a write: its status, validator, and body when it sent one. */
+export interface WriteResult {
+  readonly status: number;
+  readonly etag: string | null;
+  readonly freshness: UpstreamFreshness;
+  /** The parsed body of a JSON answer, undefined for none. */
+  readonly json: unknown;
+  /** The body was application/problem+json: its own `detail` may be shown (RFC 9457). */
+  readonly problem: boolean;
+}
+
+/** A strong or weak entity-tag as RFC 9110 section 8.8.3 spells it; anything else is ignored. */
+const ENTITY_TAG = /^(W\/)?"[\x21\x23-\x7e\x80-\xff]*"$/;
+
+function etagOf(value: string | string[] | undefined): string | null {
+  return typeof value === 'string' && ENTITY_TAG.test(value) ? value : null;
+}
 
 /**
  * Turns the upstream's JSON into what the caller needs, inside the attempt: a decoder that throws
@@ -140,12 +171,36 @@ export class UpstreamClient {
    * breaker lets it; each failed attempt counts against the breaker, so retries cannot storm.
    */
   async getJson<T>(path: string, call: UpstreamCall | undefined, decode: Decode<T>): Promise<UpstreamResult<T>> {
+    const headers = this.#headersFor(call);
+    return this.#run(true, (signal, seen) => this.#get(path, headers, signal, seen, decode));
+  }
+
+  /**
+   * A write: `method` on <base><path> with the body and the client's conditions. POST and PATCH are
+   * never sent twice (RFC 9110 section 9.2.2: not idempotent); PUT and DELETE are, like GET, once
+   * more after a refused or reset connection before any answer. Every answer the upstream gives
+   * comes back as it is (the caller maps statuses); failures to get one are typed errors.
+   */
+  async send(path: string, call: UpstreamCall | undefined, write: WriteRequest): Promise<WriteResult> {
+    const headers = this.#headersFor(call);
+    if (write.contentType !== undefined) headers['content-type'] = write.contentType;
+    if (write.ifMatch !== undefined) headers['if-match'] = write.ifMatch;
+    if (write.idempotencyKey !== undefined) headers['idempotency-key'] = write.idempotencyKey;
+    const idempotent = write.method === 'PUT' || write.method === 'DELETE';
+    return this.#run(idempotent, (signal, seen) => this.#write(path, headers, write, signal, seen));
+  }
+
+  /**
+   * One request under the breaker and one deadline covering every attempt. `retryable`: a refused
+   * or reset connection before the response head is tried once more (on another connection: undici
+   * drops the failed one), only if the breaker lets it; each failed attempt counts against it.
+   */
+  async #run<R>(retryable: boolean, attemptOnce: (signal: AbortSignal, seen: Attempt) => Promise<R>): Promise<R> {
     let admitted = this.breaker.admit();
     if (admitted > 0) {
       this.#observer?.upstreamResult(this.name, 'rejected', 0);
       throw unavailable(admitted, this.who);
     }
-    const headers = this.#headersFor(call);
     const controller = new AbortController();
     const deadline = { passed: false };
     const timer = setTimeout(() => {
@@ -157,13 +212,13 @@ export class UpstreamClient {
         const seen: Attempt = { outcome: 'unreachable', status: 0 };
         const started = performance.now();
         try {
-          const result = await this.#get(path, headers, controller.signal, seen, decode);
+          const result = await attemptOnce(controller.signal, seen);
           this.#settle(seen, started, admitted === PROBE);
           return result;
         } catch (err) {
           const mapped = this.#map(err, deadline.passed, seen);
           this.#settle(seen, started, admitted === PROBE);
-          if (attempt === 1 && seen.status === 0 && !deadline.passed && CONNECTION_ERRORS.has(codeOf(err) ?? '')) {
+          if (retryable && attempt === 1 && seen.status === 0 && !deadline.passed && CONNECTION_ERRORS.has(codeOf(err) ?? '')) {
             admitted = this.breaker.admit();
             if (admitted <= 0) {
               this.#observer?.upstreamRetry(this.name);
@@ -237,22 +292,7 @@ export class UpstreamClient {
       discard(res.body);
       throw badGateway(`${this.who} answered with a body larger than allowed.`);
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body) {
-      size += (chunk as Buffer).length;
-      if (size > this.#maxBytes) {
-        discard(res.body);
-        throw badGateway(`${this.who} answered with a body larger than allowed.`);
-      }
-      chunks.push(chunk as Buffer);
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(Buffer.concat(chunks, size).toString('utf8'));
-    } catch (err) {
-      throw badGateway(`${this.who} answered with invalid JSON.`, err);
-    }
+    const json = await this.#readJson(res.body);
     // Still 'bad_body' if the decoder refuses the record.
     const value = decode(json);
     const age = Number(res.headers['age']);
@@ -262,7 +302,51 @@ export class UpstreamClient {
       value,
       freshness: parseCacheControl(res.headers['cache-control']),
       ageSeconds: Number.isInteger(age) && age > 0 ? age : 0,
+      etag: etagOf(res.headers['etag']),
     };
+  }
+
+  /** A write's answer: any status comes back; a JSON body (up to maxResponseBytes) is parsed, any other is dropped. */
+  async #write(path: string, headers: Record<string, string>, write: WriteRequest, signal: AbortSignal, seen: Attempt): Promise<WriteResult> {
+    const res = await this.#pool.request({ path: this.#basePath + path, method: write.method, headers, body: write.body, signal });
+    seen.status = res.statusCode;
+    // 5xx counts against the breaker; 4xx is the upstream working (it refused the change).
+    seen.outcome = res.statusCode >= 500 ? 'bad_status' : res.statusCode === 404 ? 'not_found' : 'bad_body';
+    const type = res.headers['content-type'];
+    const declared = Number(res.headers['content-length']);
+    let json: unknown;
+    if (isJsonContentType(type) && declared !== 0 && res.statusCode !== 204) {
+      if (declared > this.#maxBytes) {
+        discard(res.body);
+        throw badGateway(`${this.who} answered with a body larger than allowed.`);
+      }
+      json = await this.#readJson(res.body, true);
+    } else {
+      await res.body.dump().catch(() => {});
+    }
+    if (res.statusCode < 500) seen.outcome = res.statusCode === 404 ? 'not_found' : 'ok';
+    const problem = typeof type === 'string' && type.split(';', 1)[0]?.trim().toLowerCase() === 'application/problem+json';
+    return { status: res.statusCode, etag: etagOf(res.headers['etag']), freshness: parseCacheControl(res.headers['cache-control']), json, problem };
+  }
+
+  /** Reads a JSON body of at most maxResponseBytes; `emptyIsNone`: an empty body is undefined rather than invalid. */
+  async #readJson(body: Dispatcher.ResponseData['body'], emptyIsNone = false): Promise<unknown> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of body) {
+      size += (chunk as Buffer).length;
+      if (size > this.#maxBytes) {
+        discard(body);
+        throw badGateway(`${this.who} answered with a body larger than allowed.`);
+      }
+      chunks.push(chunk as Buffer);
+    }
+    if (size === 0 && emptyIsNone) return undefined;
+    try {
+      return JSON.parse(Buffer.concat(chunks, size).toString('utf8'));
+    } catch (err) {
+      throw badGateway(`${this.who} answered with invalid JSON.`, err);
+    }
   }
 
   close(): Promise<void> {

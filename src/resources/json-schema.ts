@@ -1,0 +1,71 @@
+import { readFileSync } from 'node:fs';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { FieldError } from '../errors.ts';
+
+/** A body validator: the failing fields, none when the body is valid. */
+export type BodyValidator = (body: unknown) => FieldError[];
+
+/** The validators of one schema file: a whole representation (POST, PUT) and a merge patch (PATCH). */
+export interface SchemaValidators {
+  readonly whole: BodyValidator;
+  readonly patch: BodyValidator;
+  /** The schema as written, for the OpenAPI document. */
+  readonly schema: Readonly<Record<string, unknown>>;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The same schema for a JSON merge patch (RFC 7396): nothing is required (a patch names only what
+ * changes), and each top-level property may also be null (null removes a member, section 2).
+ */
+function patchSchema(schema: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...schema };
+  delete out['required'];
+  const properties = schema['properties'];
+  if (isObject(properties)) {
+    out['properties'] = Object.fromEntries(Object.entries(properties).map(([name, s]) => [name, { anyOf: [s, { type: 'null' }] }]));
+  }
+  return out;
+}
+
+function fieldErrors(errors: readonly ErrorObject[] | null | undefined): FieldError[] {
+  return (errors ?? []).map((e) => {
+    const missing = e.keyword === 'required' ? `/${String((e.params as { missingProperty?: string }).missingProperty ?? '')}` : '';
+    return { pointer: `${e.instancePath}${missing}` || '/', detail: e.message ?? 'is not valid' };
+  });
+}
+
+function validatorOf(fn: ValidateFunction): BodyValidator {
+  return (body) => (fn(body) ? [] : fieldErrors(fn.errors));
+}
+
+/**
+ * Reads and compiles a JSON Schema (draft 2020-12) file once, with Ajv (strict: an unknown keyword
+ * or a malformed schema is a start-up error, not a silently accepting validator). Every failing
+ * field is reported (allErrors), each with a JSON pointer into the body. Throws an Error whose
+ * message says what is wrong with the file.
+ */
+export function compileSchemaFile(file: string): SchemaValidators {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(`cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  let schema: unknown;
+  try {
+    schema = JSON.parse(text);
+  } catch {
+    throw new Error(`${file} is not valid JSON`);
+  }
+  if (!isObject(schema)) throw new Error(`${file} is not a JSON Schema object`);
+  const ajv = new Ajv2020({ allErrors: true, strict: true });
+  try {
+    return { whole: validatorOf(ajv.compile(schema)), patch: validatorOf(ajv.compile(patchSchema(schema))), schema };
+  } catch (err) {
+    throw new Error(`${file} is not a valid JSON Schema (draft 2020-12): ${(err as Error).message}`);
+  }
+}
