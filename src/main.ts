@@ -19,9 +19,19 @@ Environment: HYPERGATE_<SECTION>_<KEY> overrides any scalar key (HYPERGATE_SERVE
 HYPERGATE_UPSTREAM_URL, HYPERGATE_LOG_LEVEL, ...); HYPERGATE_PORT and HYPERGATE_HOST still work.
 Signals: SIGHUP reloads config and keys, SIGTERM/SIGINT drain and stop.`;
 
-/** --check-config: every problem of the file, the environment and the key source, one per line. */
+/** What a config was read from, for --check-config's header: the file (or the defaults) and the environment. */
+function sourcesOf(source: ConfigSource): string {
+  const file = source.file ?? 'config/default.json';
+  const fromEnv = Object.entries(source.env).some(([name, value]) => name.startsWith('HYPERGATE_') && value !== undefined && value !== '');
+  return fromEnv ? `${file} and the environment` : file;
+}
+
+/**
+ * --check-config: every problem of the file, the environment and the key source, one per line.
+ * A problem with a value from the environment names its variable (config/validate.ts).
+ */
 async function checkConfig(source: ConfigSource): Promise<never> {
-  const where = source.file ?? 'config/default.json';
+  const where = sourcesOf(source);
   let config: Config;
   try {
     config = loadConfig(source);

@@ -2,10 +2,12 @@ import type { JwsAlgorithm, LogLevel } from './types.ts';
 
 /**
  * The shape every config file must have. The validator walks this tree, so adding a key here
- * (and to config/default.json, and to the README table) is all it takes to add an option.
+ * (and to config/default.json, and to the README table) is all it takes to add an option. A
+ * problem never shows a value marked `secret`, and shows a URL's credentials as `***` (redact.ts).
  */
 export type Rule =
-  | { readonly kind: 'string'; readonly nullable?: boolean; readonly nonEmpty?: boolean; readonly oneOf?: readonly string[] }
+  /** `secret`: the value is never shown, not even in the problem about it (auth.secret; header values). */
+  | { readonly kind: 'string'; readonly nullable?: boolean; readonly nonEmpty?: boolean; readonly oneOf?: readonly string[]; readonly secret?: boolean }
   | { readonly kind: 'integer'; readonly min: number; readonly max: number; readonly nullable?: boolean; readonly orWord?: string }
   | { readonly kind: 'boolean' }
   | { readonly kind: 'url'; readonly nullable?: boolean }
@@ -64,7 +66,7 @@ export const CONFIG_SCHEMA: Rule = {
         jwksUrl: { kind: 'url', nullable: true },
         jwksFile: str(true),
         publicKeyFile: str(true),
-        secret: str(true),
+        secret: { kind: 'string', nullable: true, nonEmpty: true, secret: true },
         algorithms: { kind: 'strings', nullable: true, nonEmpty: true, oneOf: JWS_ALGORITHMS },
         issuer: str(true),
         audience: str(true),

@@ -2,6 +2,7 @@ import cluster from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
 import { KeySourceError } from '../auth/keys.ts';
 import { mintDevToken } from '../auth/mint.ts';
+import { redactUrl } from '../config/redact.ts';
 import type { Config } from '../config/types.ts';
 import { createGateway, type Gateway } from '../gateway.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -121,7 +122,8 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
   logger.info(`listening on ${baseUrl}`, { event: 'listening', port: address.port, worker: worker ? cluster.worker?.id : undefined });
   const admin = gateway.adminAddress();
   if (admin !== null) logger.info(`admin listener on http://${admin.address}:${admin.port} (/healthz, /readyz, /metrics, DELETE /cache)`, { event: 'admin-listening', port: admin.port });
-  logger.info(`upstream ${gateway.upstreamUrl}${gateway.embeddedUpstream ? ' (embedded sample customer service)' : ''}`, { event: 'upstream' });
+  // Printed URLs never carry credentials (README "Configuration"), whatever a key will allow.
+  logger.info(`upstream ${redactUrl(gateway.upstreamUrl)}${gateway.embeddedUpstream ? ' (embedded sample customer service)' : ''}`, { event: 'upstream' });
   logger.info(`auth ${gateway.keySource.description}`, { event: 'auth', mode: gateway.keySource.mode });
   if (gateway.keySource.mode === 'dev') logger.warn('DEV AUTH MODE: not for production', { event: 'dev-auth' });
   if (!worker || cluster.worker?.id === 1) await printDevBanner(gateway, baseUrl);
