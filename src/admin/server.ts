@@ -10,8 +10,8 @@ import { parseCustomerId } from '../resources/customer-id.ts';
 
 /** What the admin listener needs from whoever runs it: one gateway, or a cluster's primary. */
 export interface AdminBackend {
-  /** null when ready to take traffic, else the reason it is not. */
-  readiness(): string | null;
+  /** null when ready to take traffic, else the reason it is not (a cluster's primary asks its workers). */
+  readiness(): string | null | Promise<string | null>;
   metrics(): Promise<{ readonly contentType: string; readonly body: string }>;
   /** Verifies the request's bearer token (same verifier as the public API) and requires the admin scope. */
   authorize(req: IncomingMessage): Principal | Promise<Principal>;
@@ -45,7 +45,7 @@ async function handle(backend: AdminBackend, logger: Logger, req: IncomingMessag
       return;
     case '/readyz': {
       if (!read) throw methodNotAllowed('GET, HEAD');
-      const reason = backend.readiness();
+      const reason = await backend.readiness();
       if (reason !== null) throw new HgError('HG_ERR_NOT_READY', { detail: `Not ready: ${reason}.`, headers: { 'Retry-After': '1' } });
       sendJson(res, 200, { status: 'ready' }, headOnly);
       return;

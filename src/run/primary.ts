@@ -9,6 +9,7 @@ import { TokenVerifier } from '../auth/verifier.ts';
 import { systemClock } from '../clock.ts';
 import type { Config } from '../config/types.ts';
 import type { Logger } from '../observability/logger.ts';
+import { WorkerQuestions } from './ipc.ts';
 import type { PrimaryMessage, WorkerMessage } from './messages.ts';
 import { rereadConfig, type ConfigSource } from './reload.ts';
 
@@ -20,6 +21,12 @@ const MAX_BACKOFF_MS = 10_000;
 /** A worker that lived this long counts as healthy: its death restarts the back-off from zero. */
 const STABLE_AFTER_MS = 10_000;
 const IPC_TIMEOUT_MS = 10_000;
+/**
+ * How long /readyz waits for each worker's own answer. A worker that cannot answer a message in
+ * this time cannot serve either (frozen, or its event loop blocked), so it counts as not ready; it
+ * is short so the whole probe stays under Kubernetes' default probe time-out of 1 s.
+ */
+const READINESS_TIMEOUT_MS = 500;
 
 interface Slot {
   worker: Worker | null;
@@ -28,11 +35,23 @@ interface Slot {
   failures: number;
 }
 
+/** null when the worker in this slot is ready to serve, else which worker and why not. */
+async function workerReadiness(slot: Slot, index: number, questions: WorkerQuestions): Promise<string | null> {
+  const { worker } = slot;
+  if (worker === null) return `worker slot ${index + 1}: no worker running (it is being restarted)`;
+  const name = `worker ${worker.id} (pid ${worker.process.pid})`;
+  if (!slot.ready) return `${name}: starting`;
+  const answer = await questions.ask(worker, (seq) => ({ type: 'readiness', seq }), READINESS_TIMEOUT_MS);
+  if (answer === null) return `${name}: no answer within ${READINESS_TIMEOUT_MS} ms`;
+  return answer.type === 'readiness' && answer.reason !== null ? `${name}: ${answer.reason}` : null;
+}
+
 /**
  * The cluster primary (server.workers > 1): forks the workers, restarts one that dies (with
  * exponential back-off), turns SIGHUP into a rolling reload (one worker after the other, each
  * swapping its config in place, so no connection drops), drains all on SIGTERM, and owns the admin
- * listener: readiness over all workers, metrics aggregated by prom-client, purges broadcast.
+ * listener: readiness asked of every worker (ready when all are), metrics aggregated by
+ * prom-client, purges broadcast.
  */
 export async function runPrimary(initial: Config, source: ConfigSource, logger: Logger): Promise<void> {
   let config = initial;
@@ -45,8 +64,7 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
   const slots: Slot[] = Array.from({ length: count }, () => ({ worker: null, ready: false, startedAt: 0, failures: 0 }));
   let stopping = false;
   let everReady = false;
-  let seq = 0;
-  const pending = new Map<number, (message: WorkerMessage) => void>();
+  const questions = new WorkerQuestions();
 
   const fork = (slot: Slot): void => {
     const worker = cluster.fork();
@@ -59,7 +77,7 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
         everReady = true;
         return;
       }
-      if ('seq' in message) pending.get(message.seq)?.(message);
+      questions.answer(message);
     });
     worker.on('exit', (code, signal) => {
       slot.worker = null;
@@ -79,30 +97,17 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
     });
   };
 
-  /** Sends a message to one worker and waits for its answer (or null after a time-out). */
-  const ask = (worker: Worker, message: (seq: number) => PrimaryMessage): Promise<WorkerMessage | null> =>
-    new Promise((resolve) => {
-      const id = ++seq;
-      const timer = setTimeout(() => {
-        pending.delete(id);
-        resolve(null);
-      }, IPC_TIMEOUT_MS);
-      pending.set(id, (answer) => {
-        clearTimeout(timer);
-        pending.delete(id);
-        resolve(answer);
-      });
-      worker.send(message(id));
-    });
+  const ask = (worker: Worker, message: (seq: number) => PrimaryMessage): Promise<WorkerMessage | null> => questions.ask(worker, message, IPC_TIMEOUT_MS);
 
   const live = (): Worker[] => slots.flatMap((s) => (s.worker !== null && s.ready ? [s.worker] : []));
 
   const aggregator = new AggregatorRegistry();
   const backend: AdminBackend = {
-    readiness: () => {
+    readiness: async () => {
       if (stopping) return 'shutting down';
-      const ready = live().length;
-      return ready > 0 ? null : `no worker is ready (0 of ${count})`;
+      const reasons = await Promise.all(slots.map((slot, index) => workerReadiness(slot, index, questions)));
+      const notReady = reasons.filter((reason) => reason !== null);
+      return notReady.length === 0 ? null : notReady.join('; ');
     },
     metrics: async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() }),
     authorize: (req) => authorize(req, verifier, config.auth, config.admin.scope),
