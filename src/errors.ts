@@ -25,6 +25,8 @@ export type HgErrorCode =
   | 'HG_ERR_UPSTREAM_TIMEOUT'
   | 'HG_ERR_UPSTREAM_UNAVAILABLE'
   | 'HG_ERR_NOT_READY'
+  | 'HG_ERR_RELOAD_INVALID_CONFIG'
+  | 'HG_ERR_RELOAD_INCOMPLETE'
   | 'HG_ERR_INTERNAL';
 
 export interface ErrorDefinition {
@@ -61,10 +63,15 @@ export const ERRORS: Readonly<Record<HgErrorCode, ErrorDefinition>> = Object.fre
   HG_ERR_UPSTREAM_TIMEOUT: { status: 504, slug: 'gateway-timeout', title: 'Gateway Timeout', detail: 'The customer service did not answer in time.' },
   HG_ERR_UPSTREAM_UNAVAILABLE: { status: 503, slug: 'upstream-unavailable', title: 'Service Unavailable', detail: 'The customer service is failing, so requests to it are paused; try again after Retry-After seconds.' },
   HG_ERR_NOT_READY: { status: 503, slug: 'not-ready', title: 'Service Unavailable', detail: 'This instance is not ready to serve traffic.' },
+  HG_ERR_RELOAD_INVALID_CONFIG: { status: 422, slug: 'invalid-config', title: 'Invalid Configuration', detail: 'The configuration was not reloaded: it has problems (see "problems"); the running configuration is kept.' },
+  HG_ERR_RELOAD_INCOMPLETE: { status: 503, slug: 'reload-incomplete', title: 'Service Unavailable', detail: 'Not every worker applied the new configuration (see "workers").' },
   HG_ERR_INTERNAL: { status: 500, slug: 'internal-error', title: 'Internal Server Error', detail: 'An unexpected error occurred.' },
 });
 
 export const ERROR_CODES = Object.keys(ERRORS) as HgErrorCode[];
+
+/** JSON a problem's extension members may hold. */
+export type ProblemValue = string | number | boolean | null | readonly ProblemValue[] | { readonly [member: string]: ProblemValue };
 
 /** A failure we know how to answer. `detail` must be safe to show a client; `cause` never is. */
 export class HgError extends Error {
@@ -73,8 +80,13 @@ export class HgError extends Error {
   readonly detail: string;
   /** Extra response headers (WWW-Authenticate, Allow, ...). */
   readonly headers: Readonly<Record<string, string>> | undefined;
+  /** RFC 9457 section 3.2 extension members (e.g. the list of config problems); as safe as `detail`. */
+  readonly extensions: Readonly<Record<string, ProblemValue>> | undefined;
 
-  constructor(code: HgErrorCode, options: { detail?: string; headers?: Record<string, string>; cause?: unknown } = {}) {
+  constructor(
+    code: HgErrorCode,
+    options: { detail?: string; headers?: Record<string, string>; cause?: unknown; extensions?: Record<string, ProblemValue> } = {},
+  ) {
     const def = ERRORS[code];
     super(`${code}: ${options.detail ?? def.detail}`, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'HgError';
@@ -82,6 +94,7 @@ export class HgError extends Error {
     this.status = def.status;
     this.detail = options.detail ?? def.detail;
     this.headers = options.headers;
+    this.extensions = options.extensions;
   }
 }
 

@@ -17,7 +17,8 @@ const USAGE = `usage: hypergate [--config FILE] [--check-config]
 
 Environment: HYPERGATE_<SECTION>_<KEY> overrides any scalar key (HYPERGATE_SERVER_PORT,
 HYPERGATE_UPSTREAM_URL, HYPERGATE_LOG_LEVEL, ...); HYPERGATE_PORT and HYPERGATE_HOST still work.
-Signals: SIGHUP reloads config and keys, SIGTERM/SIGINT drain and stop.`;
+Signals: SIGHUP reloads config and keys (send it to this process, not to npm: see server.pidFile;
+POST /reload on the admin listener does the same), SIGTERM/SIGINT drain and stop.`;
 
 /** What a config was read from, for --check-config's header: the file (or the defaults) and the environment. */
 function sourcesOf(source: ConfigSource): string {

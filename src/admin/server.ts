@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Principal } from '../auth/verifier.ts';
+import type { ReloadResult } from '../gateway/reload.ts';
 import { HgError } from '../errors.ts';
 import { handleClientError } from '../http/client-error.ts';
 import { sendProblem } from '../http/problem.ts';
@@ -17,6 +18,11 @@ export interface AdminBackend {
   authorize(req: IncomingMessage): Principal | Promise<Principal>;
   /** Drops cached entries of one customer (every representation of it), or all when id is null. */
   purge(customerId: number | null): Promise<number>;
+  /**
+   * POST /reload: rereads the config and applies it (with workers, in each of them in turn). Throws
+   * an HgError problem when it changed nothing (422) or not everywhere (503). Absent: no such route.
+   */
+  readonly reload?: (() => Promise<ReloadResult>) | undefined;
 }
 
 const CUSTOMER_PURGE = '/cache/customers/';
@@ -56,6 +62,14 @@ async function handle(backend: AdminBackend, logger: Logger, req: IncomingMessag
       const bytes = Buffer.from(body);
       res.writeHead(200, { 'Content-Type': contentType, 'Content-Length': bytes.length, 'Cache-Control': 'no-store' });
       res.end(headOnly ? undefined : bytes);
+      return;
+    }
+    case '/reload': {
+      if (backend.reload === undefined) break;
+      if (method !== 'POST') throw methodNotAllowed('POST');
+      const who = await backend.authorize(req);
+      logger.info('reload requested', { event: 'reload', sub: who.subject });
+      sendJson(res, 200, await backend.reload(), false);
       return;
     }
     case '/cache': {

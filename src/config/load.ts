@@ -42,15 +42,19 @@ function readJsonFile(file: string): unknown {
   }
 }
 
-const PATH_KEYS = ['jwksFile', 'publicKeyFile', 'devKeyDir'] as const;
+/** Keys that hold file paths, by section. */
+const PATH_KEYS = { auth: ['jwksFile', 'publicKeyFile', 'devKeyDir'], server: ['pidFile'] } as const;
 
 /** Relative file paths in a config file mean "next to that file", whatever the cwd. */
 function resolvePaths(tree: unknown, baseDir: string): void {
-  if (!isTree(tree) || !isTree(tree['auth'])) return;
-  const auth = tree['auth'];
-  for (const key of PATH_KEYS) {
-    const value = auth[key];
-    if (typeof value === 'string' && value.length > 0 && !isAbsolute(value)) auth[key] = resolve(baseDir, value);
+  if (!isTree(tree)) return;
+  for (const [name, keys] of Object.entries(PATH_KEYS)) {
+    const section = tree[name];
+    if (!isTree(section)) continue;
+    for (const key of keys) {
+      const value = section[key];
+      if (typeof value === 'string' && value.length > 0 && !isAbsolute(value)) section[key] = resolve(baseDir, value);
+    }
   }
 }
 

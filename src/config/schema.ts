@@ -41,6 +41,8 @@ export const CONFIG_SCHEMA: Rule = {
         maxHeaderCount: int(8, 10_000),
         // A number of worker processes, or "auto" for one per core (node:cluster).
         workers: { kind: 'integer', min: 1, max: 256, orWord: 'auto' },
+        // Where the process that handles SIGHUP writes its pid; null writes none.
+        pidFile: str(true),
       },
     },
     upstream: {

@@ -17,6 +17,11 @@ export interface ServerConfig {
   readonly maxHeaderCount: number;
   /** Worker processes (node:cluster); "auto" means one per core. 1 runs no cluster at all. */
   readonly workers: number | 'auto';
+  /**
+   * Path of a file holding the pid of the process that handles SIGHUP (the primary with workers),
+   * written at start and removed at a clean exit; null writes none.
+   */
+  readonly pidFile: string | null;
 }
 
 export interface UpstreamConfig {
@@ -122,7 +127,7 @@ export interface AdminConfig {
   readonly host: string;
   /** null: no admin listener. */
   readonly port: number | null;
-  /** Scope a token needs for the admin write operations (cache purge). */
+  /** Scope a token needs for the admin write operations (cache purge, reload). */
   readonly scope: string;
 }
 

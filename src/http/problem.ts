@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { ERRORS, HgError, PROBLEM_TYPE_BASE, type HgErrorCode } from '../errors.ts';
+import { ERRORS, HgError, PROBLEM_TYPE_BASE, type HgErrorCode, type ProblemValue } from '../errors.ts';
 import { HgResponse } from './response.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -10,11 +10,13 @@ export interface ProblemBody {
   readonly status: number;
   readonly detail: string;
   readonly code: HgErrorCode;
+  /** Extension members (RFC 9457 section 3.2), after the standard ones, which they never replace. */
+  readonly [extension: string]: ProblemValue;
 }
 
 export function problemBody(err: HgError): ProblemBody {
   const def = ERRORS[err.code];
-  return { type: `${PROBLEM_TYPE_BASE}${def.slug}`, title: def.title, status: def.status, detail: err.detail, code: err.code };
+  return { ...err.extensions, type: `${PROBLEM_TYPE_BASE}${def.slug}`, title: def.title, status: def.status, detail: err.detail, code: err.code };
 }
 
 /** The bytes of a whole HTTP/1.1 error answer, for sockets that have no ServerResponse (parse errors). */

@@ -6,6 +6,14 @@ export type PrimaryMessage =
 
 export type WorkerMessage =
   | { readonly type: 'ready'; readonly port: number }
-  | { readonly type: 'reloaded'; readonly seq: number; readonly ok: boolean }
+  /** A reload's outcome: what changed, or the problems that kept it from applying (ok false). */
+  | {
+      readonly type: 'reloaded';
+      readonly seq: number;
+      readonly ok: boolean;
+      readonly changed: readonly string[];
+      readonly restartRequired: readonly string[];
+      readonly problems: readonly string[];
+    }
   | { readonly type: 'purged'; readonly seq: number; readonly purged: number }
   | { readonly type: 'readiness'; readonly seq: number; readonly reason: string | null };

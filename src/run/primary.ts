@@ -8,10 +8,15 @@ import { resolveKeySource } from '../auth/keys.ts';
 import { TokenVerifier } from '../auth/verifier.ts';
 import { systemClock } from '../clock.ts';
 import type { Config } from '../config/types.ts';
+import { HgError } from '../errors.ts';
+import { changedKeys, Reloader, restartRequired, type ReloadResult } from '../gateway/reload.ts';
 import type { Logger } from '../observability/logger.ts';
 import { WorkerQuestions } from './ipc.ts';
 import type { PrimaryMessage, WorkerMessage } from './messages.ts';
-import { rereadConfig, type ConfigSource } from './reload.ts';
+import { pidFileProblem, writePidFile } from './pid-file.ts';
+import { rereader, type ConfigSource } from './reload.ts';
+import { reloadWorkers } from './rolling-reload.ts';
+import { die } from './serve.ts';
 
 export function workerCount(config: Config): number {
   return config.server.workers === 'auto' ? availableParallelism() : config.server.workers;
@@ -21,6 +26,8 @@ const MAX_BACKOFF_MS = 10_000;
 /** A worker that lived this long counts as healthy: its death restarts the back-off from zero. */
 const STABLE_AFTER_MS = 10_000;
 const IPC_TIMEOUT_MS = 10_000;
+/** How long workers that are stopped because another failed to start may take before they are killed. */
+const GIVE_UP_GRACE_MS = 5000;
 /**
  * How long /readyz waits for each worker's own answer. A worker that cannot answer a message in
  * this time cannot serve either (frozen, or its event loop blocked), so it counts as not ready; it
@@ -79,14 +86,16 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
       }
       questions.answer(message);
     });
+    // A message to a worker that is exiting fails (EPIPE, channel closed). Node's own cluster
+    // messages have no callback, so the failure is emitted here; its 'exit' handler deals with it.
+    worker.on('error', (err: Error) => logger.debug(`cannot reach worker ${worker.id}`, { event: 'cluster', error: err.message }));
     worker.on('exit', (code, signal) => {
       slot.worker = null;
       slot.ready = false;
       if (stopping) return;
       if (!everReady && code === 1) {
-        logger.error('a worker failed to start; giving up', { event: 'worker-exit', code });
-        logger.flush?.();
-        process.exit(1);
+        giveUp();
+        return;
       }
       slot.failures = Date.now() - slot.startedAt > STABLE_AFTER_MS ? 1 : slot.failures + 1;
       const delay = Math.min(MAX_BACKOFF_MS, 100 * 2 ** (slot.failures - 1));
@@ -100,6 +109,21 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
   const ask = (worker: Worker, message: (seq: number) => PrimaryMessage): Promise<WorkerMessage | null> => questions.ask(worker, message, IPC_TIMEOUT_MS);
 
   const live = (): Worker[] => slots.flatMap((s) => (s.worker !== null && s.ready ? [s.worker] : []));
+
+  // SIGHUP and POST /reload: the primary checks the config and its keys (it verifies admin tokens
+  // too), then each running worker rereads and applies it in turn. A worker started later reads it
+  // at its start.
+  const applyEverywhere = async (next: Config): Promise<ReloadResult> => {
+    const nextVerifier = new TokenVerifier(next.auth, await resolveKeySource(next.auth), systemClock);
+    const changed = changedKeys(config, next);
+    const restart = restartRequired(config, next, initial, initial.upstream.url === null);
+    verifier = nextVerifier;
+    config = next;
+    const workers = await reloadWorkers(live(), questions, IPC_TIMEOUT_MS, logger);
+    if (workers.some((w) => !w.ok)) throw new HgError('HG_ERR_RELOAD_INCOMPLETE', { extensions: { changed, restartRequired: restart, workers } });
+    return { changed, restartRequired: restart, workers };
+  };
+  const reloader = new Reloader(rereader(source), applyEverywhere, logger);
 
   const aggregator = new AggregatorRegistry();
   const backend: AdminBackend = {
@@ -115,6 +139,7 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
       const answers = await Promise.all(live().map((w) => ask(w, (s) => ({ type: 'purge', seq: s, customerId }))));
       return answers.reduce((n, a) => n + (a?.type === 'purged' ? a.purged : 0), 0);
     },
+    reload: () => reloader.run(),
   };
   const admin = config.admin.port === null ? null : createAdminServer(backend, logger);
   if (admin !== null && config.admin.port !== null) {
@@ -127,30 +152,27 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
       process.exit(1);
     }
   }
-  logger.info(`starting ${count} workers`, { event: 'cluster', workers: count });
-  for (const slot of slots) fork(slot);
-
-  let reloading = Promise.resolve();
   process.on('SIGHUP', () => {
-    reloading = reloading.then(async () => {
-      logger.info('SIGHUP: rolling reload of every worker', { event: 'reload' });
-      const next = rereadConfig(source, logger);
-      if (next === null) return; // invalid: already logged, nothing changes anywhere
-      try {
-        verifier = new TokenVerifier(next.auth, await resolveKeySource(next.auth), systemClock);
-      } catch (err) {
-        logger.error(`config reload rejected: ${(err as Error).message}`, { event: 'reload', ok: false });
-        return;
-      }
-      config = next;
-      for (const worker of live()) {
-        const answer = await ask(worker, (s) => ({ type: 'reload', seq: s }));
-        logger.info(`worker ${worker.id} reload ${answer?.type === 'reloaded' && answer.ok ? 'done' : 'failed'}`, { event: 'reload', worker: worker.id });
-      }
-    });
+    logger.info('SIGHUP: rolling reload of every worker', { event: 'reload' });
+    // The reloader logs every outcome; nobody waits for this one.
+    reloader.run().catch(() => {});
   });
 
-  const stop = (signal: string): void => {
+  /** Signals every worker and resolves, once all have exited, with whether each exited cleanly. */
+  const endWorkers = (signal: NodeJS.Signals, killAfterMs: number): Promise<boolean[]> => {
+    // A worker that had to cut requests at its drain time-out exits 1. One ended by this SIGTERM
+    // itself was still starting (no handler yet), so it had nothing to cut.
+    const exits = slots.flatMap((s) =>
+      s.worker === null ? [] : [new Promise<boolean>((resolve) => s.worker?.once('exit', (code, killedBy) => resolve(code === 0 || killedBy === signal)))],
+    );
+    for (const s of slots) s.worker?.process.kill(signal);
+    const hardStop = setTimeout(() => {
+      for (const s of slots) s.worker?.process.kill('SIGKILL');
+    }, killAfterMs);
+    return Promise.all(exits).finally(() => clearTimeout(hardStop));
+  };
+
+  const stop = (signal: NodeJS.Signals): void => {
     if (stopping) {
       logger.warn('second signal: killing workers', { event: 'shutdown', signal });
       for (const s of slots) s.worker?.process.kill('SIGKILL');
@@ -159,24 +181,39 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
     }
     stopping = true;
     logger.info('shutting down: draining every worker', { event: 'shutdown', signal });
-    // A worker that had to cut requests at its drain time-out exits 1; so does the whole cluster then.
-    // One ended by this SIGTERM itself was still starting (no handler yet), so it had nothing to cut.
-    const exits = slots.flatMap((s) =>
-      s.worker === null ? [] : [new Promise<boolean>((resolve) => s.worker?.once('exit', (code, killedBy) => resolve(code === 0 || killedBy === 'SIGTERM')))],
-    );
-    for (const s of slots) s.worker?.process.kill('SIGTERM');
-    const hardStop = setTimeout(() => {
-      for (const s of slots) s.worker?.process.kill('SIGKILL');
-    }, config.server.drainTimeoutMs + 5000);
-    void Promise.all(exits).then((clean) => {
-      clearTimeout(hardStop);
+    void endWorkers('SIGTERM', config.server.drainTimeoutMs + 5000).then((clean) => {
       admin?.close();
       admin?.closeAllConnections();
       logger.info('stopped', { event: 'stopped' });
       logger.flush?.();
+      // The cluster exits 1 if any worker had to cut requests.
       process.exit(clean.every(Boolean) ? 0 : 1);
     });
   };
+
+  // A worker failed before any was ready (a port in use): the others are still starting. They are
+  // stopped, and waited for, before the primary exits, so none is left writing to a primary that
+  // is gone (EPIPE) or printing over the one-line error.
+  function giveUp(): void {
+    stopping = true;
+    logger.error('a worker failed to start; giving up', { event: 'worker-exit', code: 1 });
+    void endWorkers('SIGTERM', GIVE_UP_GRACE_MS).then(() => {
+      logger.flush?.();
+      process.exit(1);
+    });
+  }
+
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  const { pidFile } = config.server;
+  if (pidFile !== null) {
+    try {
+      writePidFile(pidFile);
+    } catch (err) {
+      admin?.close();
+      die([pidFileProblem(pidFile, err)], logger);
+    }
+  }
+  logger.info(`starting ${count} workers`, { event: 'cluster', workers: count });
+  for (const slot of slots) fork(slot);
 }
