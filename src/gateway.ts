@@ -131,7 +131,10 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     return { changed: changedKeys(previous.config, next), restartRequired: restartRequired(previous.config, next, initial, sample !== null) };
   }
   const { reread } = deps;
-  const reloader = new Reloader(reread ?? (() => current.config), reload, logger);
+  const noSource = (): Config => {
+    throw new Error('no config source to reread: createGateway was built without deps.reread');
+  };
+  const reloader = new Reloader(reread ?? noSource, reload, logger);
   const reloadFromSource = (): Promise<ReloadResult> => reloader.run();
 
   const backend: AdminBackend = {
