@@ -33,6 +33,8 @@ export type HgErrorCode =
   | 'HG_ERR_IDEMPOTENCY_KEY_MISSING'
   | 'HG_ERR_IDEMPOTENCY_KEY_IN_USE'
   | 'HG_ERR_IDEMPOTENCY_KEY_REUSED'
+  | 'HG_ERR_RELOAD_INVALID_CONFIG'
+  | 'HG_ERR_RELOAD_INCOMPLETE'
   | 'HG_ERR_INTERNAL';
 
 export interface ErrorDefinition {
@@ -78,6 +80,8 @@ export const ERRORS: Readonly<Record<HgErrorCode, ErrorDefinition>> = Object.fre
   HG_ERR_IDEMPOTENCY_KEY_MISSING: { status: 400, slug: 'idempotency-key-missing', title: 'Idempotency-Key Missing', detail: 'This request needs an Idempotency-Key header.' },
   HG_ERR_IDEMPOTENCY_KEY_IN_USE: { status: 409, slug: 'idempotency-key-in-use', title: 'Idempotency-Key In Use', detail: 'A request with this Idempotency-Key is still being processed; retry later.' },
   HG_ERR_IDEMPOTENCY_KEY_REUSED: { status: 422, slug: 'idempotency-key-reused', title: 'Idempotency-Key Reused', detail: 'This Idempotency-Key was used for a different request.' },
+  HG_ERR_RELOAD_INVALID_CONFIG: { status: 422, slug: 'invalid-config', title: 'Invalid Configuration', detail: 'The configuration was not reloaded: it has problems (see "problems"); the running configuration is kept.' },
+  HG_ERR_RELOAD_INCOMPLETE: { status: 503, slug: 'reload-incomplete', title: 'Service Unavailable', detail: 'Not every worker applied the new configuration (see "workers").' },
   HG_ERR_INTERNAL: { status: 500, slug: 'internal-error', title: 'Internal Server Error', detail: 'An unexpected error occurred.' },
 });
 
@@ -93,6 +97,8 @@ export interface ProblemIdentity {
   readonly title: string;
   readonly code: string;
 }
+/** JSON a problem's extension members may hold. */
+export type ProblemValue = string | number | boolean | null | readonly ProblemValue[] | { readonly [member: string]: ProblemValue };
 
 /** A failure we know how to answer. `detail` must be safe to show a client; `cause` never is. */
 export class HgError extends Error {
@@ -103,10 +109,13 @@ export class HgError extends Error {
   readonly headers: Readonly<Record<string, string>> | undefined;
   /** The problem's own type, title and code, where the registry code stands for a family. */
   readonly identity: ProblemIdentity | undefined;
-  /** One entry per failing field of a 422 (RFC 9457 section 3.2 extension member "errors"). */
-  readonly fieldErrors: readonly FieldError[] | undefined;
+  /** RFC 9457 section 3.2 extension members (e.g. the list of config problems, a 422's failing fields); as safe as `detail`. */
+  readonly extensions: Readonly<Record<string, ProblemValue>> | undefined;
 
-  constructor(code: HgErrorCode, options: { detail?: string; headers?: Record<string, string>; cause?: unknown; identity?: ProblemIdentity; fieldErrors?: readonly FieldError[] } = {}) {
+  constructor(
+    code: HgErrorCode,
+    options: { detail?: string; headers?: Record<string, string>; cause?: unknown; identity?: ProblemIdentity; extensions?: Record<string, ProblemValue> } = {},
+  ) {
     const def = ERRORS[code];
     super(`${options.identity?.code ?? code}: ${options.detail ?? def.detail}`, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'HgError';
@@ -115,7 +124,7 @@ export class HgError extends Error {
     this.detail = options.detail ?? def.detail;
     this.headers = options.headers;
     this.identity = options.identity;
-    this.fieldErrors = options.fieldErrors;
+    this.extensions = options.extensions;
   }
 }
 

@@ -7,12 +7,13 @@ import type { TokenVerifier } from './auth/verifier.ts';
 import type { ResponseCache } from './cache/response-cache.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config/types.ts';
+import { ConfigError } from './config/validate.ts';
 import { drain, listenOn } from './gateway/lifecycle.ts';
 import { buildPipeline, type Pipeline, type PipelineParts } from './gateway/pipeline.ts';
 import { createPublicServer } from './gateway/public-server.ts';
 import { purgeCache } from './gateway/purge.ts';
 import { Readiness, type ReadinessCheck } from './gateway/readiness.ts';
-import { restartRequired } from './gateway/reload.ts';
+import { changedKeys, Reloader, restartRequired, type ReloadResult } from './gateway/reload.ts';
 import type { DrainState } from './http/dispatch.ts';
 import type { RouteDef } from './http/router.ts';
 import { silentLogger, type Logger } from './observability/logger.ts';
@@ -21,21 +22,19 @@ import { RequestIds } from './observability/request-id.ts';
 import { startSampleUpstream, type SampleUpstream } from './sample-upstream/server.ts';
 
 export type { ReadinessCheck } from './gateway/readiness.ts';
+export type { ReloadResult } from './gateway/reload.ts';
 
 export interface GatewayDeps {
   readonly clock?: Clock;
   readonly logger?: Logger;
   /** Default: a new registry with process metrics. */
   readonly metrics?: Metrics;
-}
-
-export interface ReloadResult {
-  /** Keys whose new value needs a restart to take effect (listening addresses, workers). */
-  readonly restartRequired: readonly string[];
-  /** True when the JWKS could not be fetched and the keys in use (and, with auth.* unchanged, the verified tokens) were kept. */
-  readonly keysKept: boolean;
-  /** Why the keys were kept (the URL and the cause); null when they were not. */
-  readonly keysKeptReason: string | null;
+  /**
+   * Reads the config again from where it came from (file and environment), throwing ConfigError:
+   * what reloadFromSource() (SIGHUP) and the admin POST /reload apply. Without it there is no
+   * POST /reload.
+   */
+  readonly reread?: () => Config;
 }
 
 export interface Gateway {
@@ -73,6 +72,11 @@ export interface Gateway {
    * config) when a new key file cannot be loaded or a new JWKS URL cannot be fetched.
    */
   reload(next: Config): Promise<ReloadResult>;
+  /**
+   * Rereads the config (deps.reread) and reloads it, one reload at a time, logging the outcome;
+   * throws HG_ERR_RELOAD_INVALID_CONFIG listing the problems when it changes nothing (see Reloader).
+   */
+  reloadFromSource(): Promise<ReloadResult>;
   /** Stops accepting, lets in-flight requests finish for up to drainTimeoutMs, then closes everything. */
   close(drainTimeoutMs?: number): Promise<void>;
 }
@@ -114,18 +118,11 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
   let closing: Promise<void> | null = null;
 
   const purge = (path: string | null): number => purgeCache(current.cache, current.table, path);
-  const backend: AdminBackend = {
-    readiness: () => readiness.reason(),
-    metrics: async () => ({ contentType: metrics.contentType, body: await metrics.text() }),
-    authorize: (req) => authorize(req, current.verifier, current.config.auth, current.config.admin.scope),
-    purge: async (id) => purge(id),
-  };
-  const adminServer = initial.admin.port === null ? null : createAdminServer(backend, logger);
 
   async function reload(next: Config): Promise<ReloadResult> {
     const previous = current;
     if (sample === null && next.upstream.url === null) {
-      throw new Error('upstream.url: cannot switch to the embedded sample upstream on reload; restart instead');
+      throw new ConfigError(['upstream.url: cannot switch to the embedded sample upstream on reload; restart instead']);
     }
     const pipeline = await buildPipeline(next, previous, parts);
     // Swap the listener: requests already running finish on the old pipeline, new ones use the new.
@@ -135,8 +132,28 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     logger.setLevel?.(next.log.level);
     // Pool.close waits for the requests it is serving, then closes its connections.
     previous.services.closeUnusedBy(pipeline.services);
-    return { restartRequired: restartRequired(previous.config, next, initial, sample !== null), keysKept: pipeline.keysKept !== null, keysKeptReason: pipeline.keysKept };
+    return {
+      changed: changedKeys(previous.config, next),
+      restartRequired: restartRequired(previous.config, next, initial, sample !== null),
+      keysKept: pipeline.keysKept !== null,
+      keysKeptReason: pipeline.keysKept,
+    };
   }
+  const { reread } = deps;
+  const noSource = (): Config => {
+    throw new Error('no config source to reread: createGateway was built without deps.reread');
+  };
+  const reloader = new Reloader(reread ?? noSource, reload, logger);
+  const reloadFromSource = (): Promise<ReloadResult> => reloader.run();
+
+  const backend: AdminBackend = {
+    readiness: () => readiness.reason(),
+    metrics: async () => ({ contentType: metrics.contentType, body: await metrics.text() }),
+    authorize: (req) => authorize(req, current.verifier, current.config.auth, current.config.admin.scope),
+    purge: async (id) => purge(id),
+    reload: reread === undefined ? undefined : reloadFromSource,
+  };
+  const adminServer = initial.admin.port === null ? null : createAdminServer(backend, logger);
 
   return {
     server,
@@ -179,6 +196,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     addReadinessCheck: (name, check) => readiness.addCheck(name, check),
     purge,
     reload,
+    reloadFromSource,
     close: (drainTimeoutMs = current.config.server.drainTimeoutMs) => {
       drainState.draining = true;
       readiness.closing = true;

@@ -18,15 +18,24 @@ const USAGE = `usage: hypergate [--config FILE] [--check-config]
 
 Environment: HYPERGATE_<SECTION>_<KEY> overrides any scalar key (HYPERGATE_SERVER_PORT,
 HYPERGATE_UPSTREAM_URL, HYPERGATE_LOG_LEVEL, ...); HYPERGATE_PORT and HYPERGATE_HOST still work.
-Signals: SIGHUP reloads config and keys, SIGTERM/SIGINT drain and stop.`;
+Signals: SIGHUP reloads config and keys (send it to this process, not to npm: see server.pidFile;
+POST /reload on the admin listener does the same), SIGTERM/SIGINT drain and stop.`;
+
+/** What a config was read from, for --check-config's header: the file (or the defaults) and the environment. */
+function sourcesOf(source: ConfigSource): string {
+  const file = source.file ?? 'config/default.json';
+  const fromEnv = Object.entries(source.env).some(([name, value]) => name.startsWith('HYPERGATE_') && value !== undefined && value !== '');
+  return fromEnv ? `${file} and the environment` : file;
+}
 
 /**
  * --check-config: every problem of the file, the environment and the key source, one per line.
+ * A problem with a value from the environment names its variable (config/validate.ts).
  * A JWKS is fetched too, but one that cannot be is a warning, not a problem: the gateway starts
  * without it (tokens get 503, /readyz says why) and takes its keys once the key server answers.
  */
 async function checkConfig(source: ConfigSource): Promise<never> {
-  const where = source.file ?? 'config/default.json';
+  const where = sourcesOf(source);
   let config: Config;
   try {
     config = loadConfig(source);

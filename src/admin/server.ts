@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Principal } from '../auth/verifier.ts';
+import type { ReloadResult } from '../gateway/reload.ts';
 import { HgError } from '../errors.ts';
 import { handleClientError } from '../http/client-error.ts';
 import { sendProblem } from '../http/problem.ts';
@@ -9,8 +10,8 @@ import type { Logger } from '../observability/logger.ts';
 
 /** What the admin listener needs from whoever runs it: one gateway, or a cluster's primary. */
 export interface AdminBackend {
-  /** null when ready to take traffic, else the reason it is not. */
-  readiness(): string | null;
+  /** null when ready to take traffic, else the reason it is not (a cluster's primary asks its workers). */
+  readiness(): string | null | Promise<string | null>;
   metrics(): Promise<{ readonly contentType: string; readonly body: string }>;
   /** Verifies the request's bearer token (same verifier as the public API) and requires the admin scope. */
   authorize(req: IncomingMessage): Principal | Promise<Principal>;
@@ -19,6 +20,11 @@ export interface AdminBackend {
    * rejects with a 404 HgError for a path no route answers.
    */
   purge(path: string | null): Promise<number>;
+  /**
+   * POST /reload: rereads the config and applies it (with workers, in each of them in turn). Throws
+   * an HgError problem when it changed nothing (422) or not everywhere (503). Absent: no such route.
+   */
+  readonly reload?: (() => Promise<ReloadResult>) | undefined;
 }
 
 const PURGE_PREFIX = '/cache/';
@@ -47,7 +53,7 @@ async function handle(backend: AdminBackend, logger: Logger, req: IncomingMessag
       return;
     case '/readyz': {
       if (!read) throw methodNotAllowed('GET, HEAD');
-      const reason = backend.readiness();
+      const reason = await backend.readiness();
       if (reason !== null) throw new HgError('HG_ERR_NOT_READY', { detail: `Not ready: ${reason}.`, headers: { 'Retry-After': '1' } });
       sendJson(res, 200, { status: 'ready' }, headOnly);
       return;
@@ -58,6 +64,14 @@ async function handle(backend: AdminBackend, logger: Logger, req: IncomingMessag
       const bytes = Buffer.from(body);
       res.writeHead(200, { 'Content-Type': contentType, 'Content-Length': bytes.length, 'Cache-Control': 'no-store' });
       res.end(headOnly ? undefined : bytes);
+      return;
+    }
+    case '/reload': {
+      if (backend.reload === undefined) break;
+      if (method !== 'POST') throw methodNotAllowed('POST');
+      const who = await backend.authorize(req);
+      logger.info('reload requested', { event: 'reload', sub: who.subject });
+      sendJson(res, 200, await backend.reload(), false);
       return;
     }
     case '/cache': {

@@ -91,9 +91,17 @@ export function loadConfig(options: LoadOptions = {}): Config {
     merged = mergeConfig(defaults, fromFile) as Tree;
   }
   const problems: string[] = [];
-  if (options.env) applyEnv(merged, options.env, problems);
+  const origins = options.env === undefined ? new Map<string, string>() : applyEnv(merged, options.env, problems);
+  let config: Config;
+  try {
+    config = validateConfig(withServiceDefaults(merged, defaults), origins, options.env);
+  } catch (err) {
+    // Every problem at once: the unknown variables, and what the values that did apply got wrong.
+    if (err instanceof ConfigError) throw new ConfigError([...problems, ...err.problems]);
+    throw err;
+  }
   if (problems.length > 0) throw new ConfigError(problems);
-  return validateConfig(withServiceDefaults(merged, defaults), options.env);
+  return config;
 }
 
 /** Defaults with an in-memory override, as tests and benchmarks build gateways. */

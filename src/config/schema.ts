@@ -5,9 +5,11 @@ import type { JwsAlgorithm, LogLevel } from './types.ts';
  * (and to config/default.json, and to the README table) is all it takes to add an option.
  * `path` marks a file or folder: a relative value in a config file means "next to that file",
  * and in config/default.json "in the package" (load.ts resolves every marked key, whatever the cwd).
+ * A problem never shows a value marked `secret`, and shows a URL's credentials as `***` (redact.ts).
  */
 export type Rule = (
-  | { readonly kind: 'string'; readonly nullable?: boolean; readonly nonEmpty?: boolean; readonly oneOf?: readonly string[]; readonly path?: boolean }
+  /** `secret`: the value is never shown, not even in the problem about it (auth.secret; header values). */
+  | { readonly kind: 'string'; readonly nullable?: boolean; readonly nonEmpty?: boolean; readonly oneOf?: readonly string[]; readonly path?: boolean; readonly secret?: boolean }
   | { readonly kind: 'integer'; readonly min: number; readonly max: number; readonly nullable?: boolean; readonly orWord?: string }
   | { readonly kind: 'boolean' }
   | { readonly kind: 'url'; readonly nullable?: boolean }
@@ -128,6 +130,8 @@ export const CONFIG_SCHEMA: Rule = {
         maxBodyBytes: int(1, 64 * 1024 * 1024),
         // A number of worker processes, or "auto" for one per core (node:cluster).
         workers: { kind: 'integer', min: 1, max: 256, orWord: 'auto' },
+        // Where the process that handles SIGHUP writes its pid; null writes none.
+        pidFile: path(true),
       },
     },
     upstream: upstreamSection(true),
@@ -139,7 +143,7 @@ export const CONFIG_SCHEMA: Rule = {
         jwksUrl: { kind: 'url', nullable: true },
         jwksFile: path(true),
         publicKeyFile: path(true),
-        secret: str(true),
+        secret: { kind: 'string', nullable: true, nonEmpty: true, secret: true },
         algorithms: { kind: 'strings', nullable: true, nonEmpty: true, oneOf: JWS_ALGORITHMS },
         issuer: str(true),
         audience: str(true),

@@ -19,6 +19,11 @@ export interface ServerConfig {
   readonly maxBodyBytes: number;
   /** Worker processes (node:cluster); "auto" means one per core. 1 runs no cluster at all. */
   readonly workers: number | 'auto';
+  /**
+   * Path of a file holding the pid of the process that handles SIGHUP (the primary with workers),
+   * written at start and removed at a clean exit; null writes none.
+   */
+  readonly pidFile: string | null;
 }
 
 /** A header value written in the file, or read from an environment variable at start (secrets). */
@@ -229,7 +234,7 @@ export interface AdminConfig {
   readonly host: string;
   /** null: no admin listener. */
   readonly port: number | null;
-  /** Scope a token needs for the admin write operations (cache purge). */
+  /** Scope a token needs for the admin write operations (cache purge, reload). */
   readonly scope: string;
 }
 

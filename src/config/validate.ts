@@ -1,3 +1,5 @@
+import { closest } from './closest.ts';
+import { describeValue } from './describe.ts';
 import { CONFIG_SCHEMA, type Rule } from './schema.ts';
 import { checkResources } from './resource-checks.ts';
 import { checkServices } from './service-checks.ts';
@@ -9,42 +11,27 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-  if (typeof value === 'object') return 'an object';
-  return String(value);
-}
+/** Where values came from when not from a config file: key path → the environment variable that set it. */
+export type ValueOrigins = ReadonlyMap<string, string>;
 
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
-}
+/** The problems found so far, each naming its key, and the environment variable when one set it. */
+class Problems {
+  readonly list: string[] = [];
+  readonly #origins: ValueOrigins;
 
-/** The known key a typo most likely meant: a case-insensitive prefix, or at most two edits away. */
-function closest(key: string, known: readonly string[]): string | undefined {
-  const lower = key.toLowerCase();
-  const prefixed = known.find((k) => k.toLowerCase().startsWith(lower) || lower.startsWith(k.toLowerCase()));
-  if (prefixed !== undefined) return prefixed;
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const candidate of known) {
-    const distance = editDistance(lower, candidate.toLowerCase());
-    if (distance < bestDistance) {
-      best = candidate;
-      bestDistance = distance;
-    }
+  constructor(origins: ValueOrigins) {
+    this.#origins = origins;
   }
-  return best;
+
+  /** A key as a problem names it: `server.port`, or `HYPERGATE_SERVER_PORT (server.port)`. */
+  name(path: string): string {
+    const variable = this.#origins.get(path);
+    return variable === undefined ? path : `${variable} (${path})`;
+  }
+
+  add(path: string, message: string): void {
+    this.list.push(`${this.name(path)}: ${message}`);
+  }
 }
 
 /** An HTTP field name (RFC 9110 section 5.1: a token). */
@@ -52,22 +39,22 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
  * Checks `value` against `rule` and returns it with left-out optional keys filled in; every
- * problem is pushed with its key path. Keys a section does not know are problems with a hint.
+ * problem is added with its key path. Keys a section does not know are problems with a hint.
  */
-function check(rule: Rule, value: unknown, path: string, problems: string[]): unknown {
+function check(rule: Rule, value: unknown, path: string, problems: Problems): unknown {
   if (value === undefined && rule.optional !== undefined) return structuredClone(rule.optional.default);
   switch (rule.kind) {
     case 'section': {
       if (value === null && rule.nullable) return null;
       if (!isObject(value)) {
-        problems.push(`${path}: expected an object${rule.nullable ? ' or null' : ''}, got ${describe(value)}`);
+        problems.add(path, `expected an object${rule.nullable ? ' or null' : ''}, got ${describeValue(value, rule)}`);
         return value;
       }
       const known = Object.keys(rule.keys);
       for (const key of Object.keys(value)) {
         if (!(key in rule.keys)) {
           const hint = closest(key, known);
-          problems.push(`${path ? `${path}.` : ''}${key}: unknown key${hint ? ` (did you mean "${hint}"?)` : ''}`);
+          problems.add(path ? `${path}.${key}` : key, `unknown key${hint ? ` (did you mean "${hint}"?)` : ''}`);
         }
       }
       const out: Record<string, unknown> = {};
@@ -79,7 +66,7 @@ function check(rule: Rule, value: unknown, path: string, problems: string[]): un
     }
     case 'map': {
       if (!isObject(value)) {
-        problems.push(`${path}: expected an object, got ${describe(value)}`);
+        problems.add(path, `expected an object, got ${describeValue(value, rule)}`);
         return value;
       }
       const out: Record<string, unknown> = {};
@@ -92,17 +79,18 @@ function check(rule: Rule, value: unknown, path: string, problems: string[]): un
     }
     case 'headerValue': {
       const fromEnv = isObject(value) && Object.keys(value).length === 1 && typeof value['env'] === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(value['env']);
-      if (typeof value !== 'string' && !fromEnv) problems.push(`${path}: expected a string or {"env": "VARIABLE_NAME"}, got ${describe(value)}`);
+      // A header value may be a secret: never shown.
+      if (typeof value !== 'string' && !fromEnv) problems.add(path, `expected a string or {"env": "VARIABLE_NAME"}, got ${describeValue(value, { kind: 'string', secret: true })}`);
       return value;
     }
     case 'string': {
       if (value === null && rule.nullable) return value;
       if (typeof value !== 'string' || (rule.nonEmpty && value.length === 0)) {
-        problems.push(`${path}: expected a ${rule.nonEmpty ? 'non-empty ' : ''}string${rule.nullable ? ' or null' : ''}, got ${describe(value)}`);
+        problems.add(path, `expected a ${rule.nonEmpty ? 'non-empty ' : ''}string${rule.nullable ? ' or null' : ''}, got ${describeValue(value, rule)}`);
         return value;
       }
       if (rule.oneOf && !rule.oneOf.includes(value)) {
-        problems.push(`${path}: expected one of ${rule.oneOf.join(', ')}, got ${describe(value)}`);
+        problems.add(path, `expected one of ${rule.oneOf.join(', ')}, got ${describeValue(value, rule)}`);
       }
       return value;
     }
@@ -111,12 +99,12 @@ function check(rule: Rule, value: unknown, path: string, problems: string[]): un
       if (rule.orWord !== undefined && value === rule.orWord) return value;
       if (typeof value !== 'number' || !Number.isInteger(value) || value < rule.min || value > rule.max) {
         const also = `${rule.nullable ? ' or null' : ''}${rule.orWord === undefined ? '' : ` or "${rule.orWord}"`}`;
-        problems.push(`${path}: expected an integer from ${rule.min} to ${rule.max}${also}, got ${describe(value)}`);
+        problems.add(path, `expected an integer from ${rule.min} to ${rule.max}${also}, got ${describeValue(value, rule)}`);
       }
       return value;
     }
     case 'boolean': {
-      if (typeof value !== 'boolean') problems.push(`${path}: expected true or false, got ${describe(value)}`);
+      if (typeof value !== 'boolean') problems.add(path, `expected true or false, got ${describeValue(value, rule)}`);
       return value;
     }
     case 'url': {
@@ -125,24 +113,24 @@ function check(rule: Rule, value: unknown, path: string, problems: string[]): un
       if (typeof value === 'string') {
         try {
           const url = new URL(value);
-          ok = (url.protocol === 'http:' || url.protocol === 'https:') && url.username === '' && url.search === '' && url.hash === '';
+          ok = (url.protocol === 'http:' || url.protocol === 'https:') && url.username === '' && url.password === '' && url.search === '' && url.hash === '';
         } catch {
           ok = false;
         }
       }
-      if (!ok) problems.push(`${path}: expected an http(s) URL without credentials, query or fragment${rule.nullable ? ', or null' : ''}, got ${describe(value)}`);
+      if (!ok) problems.add(path, `expected an http(s) URL without credentials, query or fragment${rule.nullable ? ', or null' : ''}, got ${describeValue(value, rule)}`);
       return value;
     }
     case 'strings': {
       if (value === null && rule.nullable) return value;
       if (!Array.isArray(value) || !value.every((v) => typeof v === 'string' && v.length > 0)) {
-        problems.push(`${path}: expected an array of non-empty strings${rule.nullable ? ' or null' : ''}, got ${describe(value)}`);
+        problems.add(path, `expected an array of non-empty strings${rule.nullable ? ' or null' : ''}, got ${describeValue(value, rule)}`);
         return value;
       }
-      if (rule.nonEmpty && value.length === 0) problems.push(`${path}: expected at least one entry`);
+      if (rule.nonEmpty && value.length === 0) problems.add(path, 'expected at least one entry');
       if (rule.oneOf) {
         for (const v of value) {
-          if (!rule.oneOf.includes(v)) problems.push(`${path}: "${v}" is not one of ${rule.oneOf.join(', ')}`);
+          if (!rule.oneOf.includes(v)) problems.add(path, `${describeValue(v, rule)} is not one of ${rule.oneOf.join(', ')}`);
         }
       }
       return value;
@@ -161,35 +149,36 @@ function isOrigin(value: string): boolean {
 }
 
 /** Rules that span several keys: one key source, the algorithm allow-list that fits it. */
-function checkAcrossKeys(config: Config, problems: string[], env: NodeJS.ProcessEnv): void {
+function checkAcrossKeys(config: Config, problems: Problems, env: NodeJS.ProcessEnv): void {
   const { auth, server } = config;
   // node:http refuses to start with a head allowance longer than the whole request's.
   if (server.headersTimeoutMs > server.requestTimeoutMs) {
-    problems.push(`server.headersTimeoutMs: must not exceed server.requestTimeoutMs (${server.requestTimeoutMs}), got ${server.headersTimeoutMs}`);
+    problems.add('server.headersTimeoutMs', `must not exceed ${problems.name('server.requestTimeoutMs')} (${server.requestTimeoutMs}), got ${server.headersTimeoutMs}`);
   }
   const sources = (['jwksUrl', 'jwksFile', 'publicKeyFile', 'secret'] as const).filter((k) => auth[k] !== null);
   if (sources.length > 1) {
-    problems.push(`auth: set only one key source, got ${sources.map((s) => `auth.${s}`).join(' and ')}`);
+    problems.add('auth', `set only one key source, got ${sources.map((s) => problems.name(`auth.${s}`)).join(' and ')}`);
   }
   const algs = auth.algorithms ?? [];
   const hmac = algs.filter((a) => a.startsWith('HS'));
   if (auth.secret !== null) {
-    if (hmac.length === 0) problems.push('auth.secret: requires auth.algorithms to list HS256, HS384 or HS512');
-    if (hmac.length !== algs.length) problems.push('auth.algorithms: with auth.secret only HS256, HS384 and HS512 are allowed');
-    if (Buffer.byteLength(auth.secret) < 32) problems.push('auth.secret: expected at least 32 bytes (RFC 7518 section 3.2)');
+    if (hmac.length === 0) problems.add('auth.secret', 'requires auth.algorithms to list HS256, HS384 or HS512');
+    if (hmac.length !== algs.length) problems.add('auth.algorithms', 'with auth.secret only HS256, HS384 and HS512 are allowed');
+    if (Buffer.byteLength(auth.secret) < 32) problems.add('auth.secret', 'expected at least 32 bytes (RFC 7518 section 3.2)');
   } else if (hmac.length > 0) {
-    problems.push(`auth.algorithms: ${hmac.join(', ')} needs auth.secret; public keys never verify HMAC tokens`);
+    problems.add('auth.algorithms', `${hmac.join(', ')} needs auth.secret; public keys never verify HMAC tokens`);
   }
-  if (/\s/.test(auth.requiredScope)) problems.push('auth.requiredScope: expected a single scope without spaces');
-  if (/\s/.test(config.admin.scope)) problems.push('admin.scope: expected a single scope without spaces');
+  if (/\s/.test(auth.requiredScope)) problems.add('auth.requiredScope', 'expected a single scope without spaces');
+  if (/\s/.test(config.admin.scope)) problems.add('admin.scope', 'expected a single scope without spaces');
   if (config.admin.port !== null && config.admin.port !== 0 && config.admin.port === config.server.port && config.admin.host === config.server.host) {
-    problems.push('admin.port: must differ from server.port (the admin listener is never the public one)');
+    problems.add('admin.port', `must differ from ${problems.name('server.port')} (the admin listener is never the public one)`);
   }
-  if (/\s/.test(auth.readAnyScope)) problems.push('auth.readAnyScope: expected a single scope without spaces');
-  checkServices(config, problems, TOKEN, env);
-  checkResources(config, problems);
+  if (/\s/.test(auth.readAnyScope)) problems.add('auth.readAnyScope', 'expected a single scope without spaces');
+  // Keys of named entries (resources, services) never come from the environment: plain problems.
+  checkServices(config, problems.list, TOKEN, env);
+  checkResources(config, problems.list);
   for (const origin of config.cors.origins) {
-    if (origin !== '*' && !isOrigin(origin)) problems.push(`cors.origins: "${origin}" is not an origin (scheme://host[:port], no path), nor "*"`);
+    if (origin !== '*' && !isOrigin(origin)) problems.add('cors.origins', `"${origin}" is not an origin (scheme://host[:port], no path), nor "*"`);
   }
 }
 
@@ -212,12 +201,13 @@ function deepFreeze<T>(value: T): T {
 
 /**
  * Validates a merged config object; returns a frozen copy with left-out optional keys filled in,
- * or throws ConfigError listing every problem. `env` is where `{"env": "NAME"}` values must exist.
+ * or throws ConfigError listing every problem. `origins` names the environment variables that set
+ * keys, so their problems name them; `env` is where `{"env": "NAME"}` header values must exist.
  */
-export function validateConfig(candidate: unknown, env: NodeJS.ProcessEnv = process.env): Config {
-  const problems: string[] = [];
+export function validateConfig(candidate: unknown, origins: ValueOrigins = new Map(), env: NodeJS.ProcessEnv = process.env): Config {
+  const problems = new Problems(origins);
   const normalized = check(CONFIG_SCHEMA, candidate, '', problems);
-  if (problems.length === 0) checkAcrossKeys(normalized as Config, problems, env);
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (problems.list.length === 0) checkAcrossKeys(normalized as Config, problems, env);
+  if (problems.list.length > 0) throw new ConfigError(problems.list);
   return deepFreeze(structuredClone(normalized as Json) as unknown as Config);
 }

@@ -1,5 +1,5 @@
 import { ClaimTable } from '../auth/claims.ts';
-import { resolveKeySource, type KeySource } from '../auth/keys.ts';
+import { KeySourceError, resolveKeySource, type KeySource } from '../auth/keys.ts';
 import { checkedScopes } from '../auth/scopes.ts';
 import { TokenVerifier } from '../auth/verifier.ts';
 import type { Clock } from '../clock.ts';
@@ -66,7 +66,7 @@ export async function buildAuth(config: Config, previous: AuthBefore | null, dep
   await remote.refresh();
   const failure = remote.failure;
   if (failure !== null && previous !== null && sameUrl === null) {
-    throw new Error(`auth.jwksUrl: could not fetch ${remote.url}: ${failure.message}`);
+    throw new KeySourceError(`auth.jwksUrl: could not fetch ${remote.url}: ${failure.message}`);
   }
   const kept = failure !== null && remote.loaded;
   const keepTokens = reused !== null && (kept || remote.fingerprint === fingerprint);

@@ -75,7 +75,12 @@ export function createDispatcher(
     const headOnly = req.method === 'HEAD';
     const reqId = (res as HgResponse).requestId;
     if (err instanceof HgError) {
-      if (err.status >= 500) logger.error('request failed', { reqId, method: req.method, path: pathOf(req.url ?? '/'), status: err.status, code: err.code, cause: causeText(err.cause) });
+      // detail says what went wrong (the upstream's status, the field a record lacks); cause is
+      // the exception behind it, when there is one (a refused connection, a parse error).
+      if (err.status >= 500) {
+        const cause = err.cause === undefined ? undefined : causeText(err.cause);
+        logger.error('request failed', { reqId, method: req.method, path: pathOf(req.url ?? '/'), status: err.status, code: err.code, detail: err.detail, cause });
+      }
       sendProblem(res, err, headOnly);
       return;
     }
@@ -112,7 +117,7 @@ export function createDispatcher(
       }
       const entry = router.lookup(req.method ?? 'GET', path);
       // 404 and 405 come first: they say more than 413 about what is wrong with the request.
-      if (entry === null) throw routeMiss(router, path);
+      if (entry === null) throw routeMiss(router, path, res);
       res.routeIndex = entry.routeIndex;
       if (body) throw new HgError('HG_ERR_PAYLOAD_TOO_LARGE');
       const pending = entry.handler(req, res, path);
@@ -145,9 +150,11 @@ function pathOf(url: string): string {
   return q === -1 ? url : url.slice(0, q);
 }
 
-function routeMiss(router: Router, path: string): HgError {
+function routeMiss(router: Router, path: string, res: HgResponse): HgError {
   const allowed = router.allowedMethods(path);
   if (allowed.length === 0) return new HgError('HG_ERR_ROUTE_NOT_FOUND');
+  // A 405 is a request for a known resource: counted under its route pattern, not as unmatched.
+  res.routeIndex = router.routeIndexAt(path);
   return new HgError('HG_ERR_METHOD_NOT_ALLOWED', { headers: { Allow: allowed.join(', ') } });
 }
 

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { ERRORS, HgError, PROBLEM_TYPE_BASE, type FieldError, type HgErrorCode } from '../errors.ts';
+import { ERRORS, HgError, PROBLEM_TYPE_BASE, type HgErrorCode, type ProblemValue } from '../errors.ts';
 import { HgResponse } from './response.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -11,15 +11,16 @@ export interface ProblemBody {
   readonly detail: string;
   /** HG_ERR_*: a registry code, or a resource's own (HG_ERR_CUSTOMER_NOT_FOUND). */
   readonly code: HgErrorCode | string;
-  /** The failing fields of a 422, each with a JSON pointer into the request body. */
-  readonly errors?: readonly FieldError[];
+  /** Extension members (RFC 9457 section 3.2), after the standard ones, which they never replace. */
+  readonly [extension: string]: ProblemValue;
 }
 
 export function problemBody(err: HgError): ProblemBody {
   const def = ERRORS[err.code];
   const who = err.identity ?? { slug: def.slug, title: def.title, code: err.code };
-  const body = { type: `${PROBLEM_TYPE_BASE}${who.slug}`, title: who.title, status: def.status, detail: err.detail, code: who.code };
-  return err.fieldErrors === undefined ? body : { ...body, errors: err.fieldErrors };
+  const body: Record<string, ProblemValue> = { type: `${PROBLEM_TYPE_BASE}${who.slug}`, title: who.title, status: def.status, detail: err.detail, code: who.code };
+  for (const [member, value] of Object.entries(err.extensions ?? {})) if (!(member in body)) body[member] = value;
+  return body as ProblemBody;
 }
 
 /** The bytes of a whole HTTP/1.1 error answer, for sockets that have no ServerResponse (parse errors). */

@@ -40,6 +40,8 @@ export interface Router {
   lookup(method: string, path: string): RouteEntry | null;
   /** Methods that do have a handler at this path: the `Allow` of a 405, empty for a 404. */
   allowedMethods(path: string): readonly RouteMethod[];
+  /** The metrics index of the route pattern at this path whatever the method (a 405's), or the unmatched index. */
+  routeIndexAt(path: string): number;
   /** The table the router was built from, for the OpenAPI generator and its test. */
   readonly routes: readonly RouteDef[];
 }
@@ -59,6 +61,13 @@ export function createRouter(routes: readonly RouteDef[], stats?: RequestStats):
     lookup,
     match: (method, path) => lookup(method, path)?.handler ?? null,
     allowedMethods: (path) => ALL_METHODS.filter((m) => lookup(m, path) !== null),
+    routeIndexAt: (path) => {
+      for (const method of ALL_METHODS) {
+        const entry = lookup(method, path);
+        if (entry !== null) return entry.routeIndex;
+      }
+      return UNMATCHED_ROUTE;
+    },
     routes,
   };
 }

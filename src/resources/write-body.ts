@@ -15,7 +15,8 @@ export interface FixedField {
 
 function unprocessable(errors: FieldError[]): HgError {
   const named = errors.map((e) => (e.pointer === '' || e.pointer === '/' ? e.detail : `${e.pointer.slice(1)} ${e.detail}`));
-  return new HgError('HG_ERR_UNPROCESSABLE', { detail: `The request body cannot be applied: ${named.join('; ')}.`, fieldErrors: errors });
+  // RFC 9457 section 3.2: the failing fields as an extension member, each with a JSON pointer into the body.
+  return new HgError('HG_ERR_UNPROCESSABLE', { detail: `The request body cannot be applied: ${named.join('; ')}.`, extensions: { errors: errors.map((e) => ({ pointer: e.pointer, detail: e.detail })) } });
 }
 
 /** RFC 6901 escaping of one member name, for the pointers of field errors. */

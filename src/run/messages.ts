@@ -6,7 +6,15 @@ export type PrimaryMessage =
 
 export type WorkerMessage =
   | { readonly type: 'ready'; readonly port: number }
-  | { readonly type: 'reloaded'; readonly seq: number; readonly ok: boolean }
+  /** A reload's outcome: what changed, or the problems that kept it from applying (ok false). */
+  | {
+      readonly type: 'reloaded';
+      readonly seq: number;
+      readonly ok: boolean;
+      readonly changed: readonly string[];
+      readonly restartRequired: readonly string[];
+      readonly problems: readonly string[];
+    }
   /** purged null: no route has this path (the primary answers 404). */
   | { readonly type: 'purged'; readonly seq: number; readonly purged: number | null }
   | { readonly type: 'readiness'; readonly seq: number; readonly reason: string | null };

@@ -8,10 +8,15 @@ import { systemClock } from '../clock.ts';
 import type { Config } from '../config/types.ts';
 import { HgError } from '../errors.ts';
 import { buildAuth, type AuthDeps } from '../gateway/auth.ts';
+import { changedKeys, Reloader, restartRequired, type ReloadResult } from '../gateway/reload.ts';
 import { silentLogger, type Logger } from '../observability/logger.ts';
 import { emptyJwksTally } from '../observability/metrics.ts';
+import { WorkerQuestions } from './ipc.ts';
 import type { PrimaryMessage, WorkerMessage } from './messages.ts';
-import { rereadConfig, type ConfigSource } from './reload.ts';
+import { pidFileProblem, writePidFile } from './pid-file.ts';
+import { rereader, type ConfigSource } from './reload.ts';
+import { reloadWorkers } from './rolling-reload.ts';
+import { die } from './serve.ts';
 
 export function workerCount(config: Config): number {
   return config.server.workers === 'auto' ? availableParallelism() : config.server.workers;
@@ -21,6 +26,14 @@ const MAX_BACKOFF_MS = 10_000;
 /** A worker that lived this long counts as healthy: its death restarts the back-off from zero. */
 const STABLE_AFTER_MS = 10_000;
 const IPC_TIMEOUT_MS = 10_000;
+/** How long workers that are stopped because another failed to start may take before they are killed. */
+const GIVE_UP_GRACE_MS = 5000;
+/**
+ * How long /readyz waits for each worker's own answer. A worker that cannot answer a message in
+ * this time cannot serve either (frozen, or its event loop blocked), so it counts as not ready; it
+ * is short so the whole probe stays under Kubernetes' default probe time-out of 1 s.
+ */
+const READINESS_TIMEOUT_MS = 500;
 
 interface Slot {
   worker: Worker | null;
@@ -29,11 +42,23 @@ interface Slot {
   failures: number;
 }
 
+/** null when the worker in this slot is ready to serve, else which worker and why not. */
+async function workerReadiness(slot: Slot, index: number, questions: WorkerQuestions): Promise<string | null> {
+  const { worker } = slot;
+  if (worker === null) return `worker slot ${index + 1}: no worker running (it is being restarted)`;
+  const name = `worker ${worker.id} (pid ${worker.process.pid})`;
+  if (!slot.ready) return `${name}: starting`;
+  const answer = await questions.ask(worker, (seq) => ({ type: 'readiness', seq }), READINESS_TIMEOUT_MS);
+  if (answer === null) return `${name}: no answer within ${READINESS_TIMEOUT_MS} ms`;
+  return answer.type === 'readiness' && answer.reason !== null ? `${name}: ${answer.reason}` : null;
+}
+
 /**
  * The cluster primary (server.workers > 1): forks the workers, restarts one that dies (with
  * exponential back-off), turns SIGHUP into a rolling reload (one worker after the other, each
  * swapping its config in place, so no connection drops), drains all on SIGTERM, and owns the admin
- * listener: readiness over all workers, metrics aggregated by prom-client, purges broadcast.
+ * listener: readiness asked of every worker (ready when all are), metrics aggregated by
+ * prom-client, purges broadcast.
  */
 export async function runPrimary(initial: Config, source: ConfigSource, logger: Logger): Promise<void> {
   let config = initial;
@@ -42,14 +67,13 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
   const anyKeySource = config.auth.jwksUrl ?? config.auth.jwksFile ?? config.auth.publicKeyFile ?? config.auth.secret;
   if (anyKeySource === null) await loadOrCreateDevKeys(config.auth.devKeyDir);
 
-  // The admin listener's own verifier; the workers log the key server's failures, so its stay quiet.
+  // The admin listener's own verifier (the workers verify the public API's tokens), built like theirs.
   const authDeps: AuthDeps = { clock: systemClock, logger: silentLogger, tokens: { cacheHits: 0, verified: 0, rejected: 0, keysUnavailable: 0 }, jwks: emptyJwksTally() };
   let auth = await buildAuth(config, null, authDeps);
   const slots: Slot[] = Array.from({ length: count }, () => ({ worker: null, ready: false, startedAt: 0, failures: 0 }));
   let stopping = false;
   let everReady = false;
-  let seq = 0;
-  const pending = new Map<number, (message: WorkerMessage) => void>();
+  const questions = new WorkerQuestions();
 
   const fork = (slot: Slot): void => {
     const worker = cluster.fork();
@@ -62,16 +86,18 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
         everReady = true;
         return;
       }
-      if ('seq' in message) pending.get(message.seq)?.(message);
+      questions.answer(message);
     });
+    // A message to a worker that is exiting fails (EPIPE, channel closed). Node's own cluster
+    // messages have no callback, so the failure is emitted here; its 'exit' handler deals with it.
+    worker.on('error', (err: Error) => logger.debug(`cannot reach worker ${worker.id}`, { event: 'cluster', error: err.message }));
     worker.on('exit', (code, signal) => {
       slot.worker = null;
       slot.ready = false;
       if (stopping) return;
       if (!everReady && code === 1) {
-        logger.error('a worker failed to start; giving up', { event: 'worker-exit', code });
-        logger.flush?.();
-        process.exit(1);
+        giveUp();
+        return;
       }
       slot.failures = Date.now() - slot.startedAt > STABLE_AFTER_MS ? 1 : slot.failures + 1;
       const delay = Math.min(MAX_BACKOFF_MS, 100 * 2 ** (slot.failures - 1));
@@ -82,39 +108,42 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
     });
   };
 
-  /** Sends a message to one worker and waits for its answer (or null after a time-out). */
-  const ask = (worker: Worker, message: (seq: number) => PrimaryMessage): Promise<WorkerMessage | null> =>
-    new Promise((resolve) => {
-      const id = ++seq;
-      const timer = setTimeout(() => {
-        pending.delete(id);
-        resolve(null);
-      }, IPC_TIMEOUT_MS);
-      pending.set(id, (answer) => {
-        clearTimeout(timer);
-        pending.delete(id);
-        resolve(answer);
-      });
-      worker.send(message(id));
-    });
+  const ask = (worker: Worker, message: (seq: number) => PrimaryMessage): Promise<WorkerMessage | null> => questions.ask(worker, message, IPC_TIMEOUT_MS);
 
   const live = (): Worker[] => slots.flatMap((s) => (s.worker !== null && s.ready ? [s.worker] : []));
 
+  // SIGHUP and POST /reload: the primary checks the config and its keys (it verifies admin tokens
+  // too), then each running worker rereads and applies it in turn. A worker started later reads it
+  // at its start.
+  const applyEverywhere = async (next: Config): Promise<ReloadResult> => {
+    const nextAuth = await buildAuth(next, { config, ...auth }, authDeps);
+    const changed = changedKeys(config, next);
+    const restart = restartRequired(config, next, initial, initial.upstream.url === null);
+    auth = nextAuth;
+    config = next;
+    const workers = await reloadWorkers(live(), questions, IPC_TIMEOUT_MS, logger);
+    if (workers.some((w) => !w.ok)) throw new HgError('HG_ERR_RELOAD_INCOMPLETE', { extensions: { changed, restartRequired: restart, workers } });
+    return { changed, restartRequired: restart, workers };
+  };
+  const reloader = new Reloader(rereader(source), applyEverywhere, logger);
+
   const aggregator = new AggregatorRegistry();
   const backend: AdminBackend = {
-    readiness: () => {
+    readiness: async () => {
       if (stopping) return 'shutting down';
-      const ready = live().length;
-      return ready > 0 ? null : `no worker is ready (0 of ${count})`;
+      const reasons = await Promise.all(slots.map((slot, index) => workerReadiness(slot, index, questions)));
+      const notReady = reasons.filter((reason) => reason !== null);
+      return notReady.length === 0 ? null : notReady.join('; ');
     },
     metrics: async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() }),
     authorize: (req) => authorize(req, auth.verifier, config.auth, config.admin.scope),
     purge: async (path) => {
-      const answers = await Promise.all(live().map((w) => ask(w, (s) => ({ type: 'purge', seq: s, path }))));
+      const answers = await Promise.all(live().map((w) => questions.ask(w, (seq) => ({ type: 'purge', seq, path }), IPC_TIMEOUT_MS)));
       const counts = answers.flatMap((a) => (a?.type === 'purged' && a.purged !== null ? [a.purged] : []));
       if (counts.length === 0 && answers.some((a) => a?.type === 'purged')) throw new HgError('HG_ERR_ROUTE_NOT_FOUND', { detail: 'No resource of this gateway has this path.' });
       return counts.reduce((n, c) => n + c, 0);
     },
+    reload: () => reloader.run(),
   };
   const admin = config.admin.port === null ? null : createAdminServer(backend, logger);
   if (admin !== null && config.admin.port !== null) {
@@ -127,30 +156,27 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
       process.exit(1);
     }
   }
-  logger.info(`starting ${count} workers`, { event: 'cluster', workers: count });
-  for (const slot of slots) fork(slot);
-
-  let reloading = Promise.resolve();
   process.on('SIGHUP', () => {
-    reloading = reloading.then(async () => {
-      logger.info('SIGHUP: rolling reload of every worker', { event: 'reload' });
-      const next = rereadConfig(source, logger);
-      if (next === null) return; // invalid: already logged, nothing changes anywhere
-      try {
-        auth = await buildAuth(next, { config, ...auth }, authDeps);
-      } catch (err) {
-        logger.error(`config reload rejected: ${(err as Error).message}`, { event: 'reload', ok: false });
-        return;
-      }
-      config = next;
-      for (const worker of live()) {
-        const answer = await ask(worker, (s) => ({ type: 'reload', seq: s }));
-        logger.info(`worker ${worker.id} reload ${answer?.type === 'reloaded' && answer.ok ? 'done' : 'failed'}`, { event: 'reload', worker: worker.id });
-      }
-    });
+    logger.info('SIGHUP: rolling reload of every worker', { event: 'reload' });
+    // The reloader logs every outcome; nobody waits for this one.
+    reloader.run().catch(() => {});
   });
 
-  const stop = (signal: string): void => {
+  /** Signals every worker and resolves, once all have exited, with whether each exited cleanly. */
+  const endWorkers = (signal: NodeJS.Signals, killAfterMs: number): Promise<boolean[]> => {
+    // A worker that had to cut requests at its drain time-out exits 1. One ended by this SIGTERM
+    // itself was still starting (no handler yet), so it had nothing to cut.
+    const exits = slots.flatMap((s) =>
+      s.worker === null ? [] : [new Promise<boolean>((resolve) => s.worker?.once('exit', (code, killedBy) => resolve(code === 0 || killedBy === signal)))],
+    );
+    for (const s of slots) s.worker?.process.kill(signal);
+    const hardStop = setTimeout(() => {
+      for (const s of slots) s.worker?.process.kill('SIGKILL');
+    }, killAfterMs);
+    return Promise.all(exits).finally(() => clearTimeout(hardStop));
+  };
+
+  const stop = (signal: NodeJS.Signals): void => {
     if (stopping) {
       logger.warn('second signal: killing workers', { event: 'shutdown', signal });
       for (const s of slots) s.worker?.process.kill('SIGKILL');
@@ -159,24 +185,39 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
     }
     stopping = true;
     logger.info('shutting down: draining every worker', { event: 'shutdown', signal });
-    // A worker that had to cut requests at its drain time-out exits 1; so does the whole cluster then.
-    // One ended by this SIGTERM itself was still starting (no handler yet), so it had nothing to cut.
-    const exits = slots.flatMap((s) =>
-      s.worker === null ? [] : [new Promise<boolean>((resolve) => s.worker?.once('exit', (code, killedBy) => resolve(code === 0 || killedBy === 'SIGTERM')))],
-    );
-    for (const s of slots) s.worker?.process.kill('SIGTERM');
-    const hardStop = setTimeout(() => {
-      for (const s of slots) s.worker?.process.kill('SIGKILL');
-    }, config.server.drainTimeoutMs + 5000);
-    void Promise.all(exits).then((clean) => {
-      clearTimeout(hardStop);
+    void endWorkers('SIGTERM', config.server.drainTimeoutMs + 5000).then((clean) => {
       admin?.close();
       admin?.closeAllConnections();
       logger.info('stopped', { event: 'stopped' });
       logger.flush?.();
+      // The cluster exits 1 if any worker had to cut requests.
       process.exit(clean.every(Boolean) ? 0 : 1);
     });
   };
+
+  // A worker failed before any was ready (a port in use): the others are still starting. They are
+  // stopped, and waited for, before the primary exits, so none is left writing to a primary that
+  // is gone (EPIPE) or printing over the one-line error.
+  function giveUp(): void {
+    stopping = true;
+    logger.error('a worker failed to start; giving up', { event: 'worker-exit', code: 1 });
+    void endWorkers('SIGTERM', GIVE_UP_GRACE_MS).then(() => {
+      logger.flush?.();
+      process.exit(1);
+    });
+  }
+
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  const { pidFile } = config.server;
+  if (pidFile !== null) {
+    try {
+      writePidFile(pidFile);
+    } catch (err) {
+      admin?.close();
+      die([pidFileProblem(pidFile, err)], logger);
+    }
+  }
+  logger.info(`starting ${count} workers`, { event: 'cluster', workers: count });
+  for (const slot of slots) fork(slot);
 }

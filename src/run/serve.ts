@@ -2,11 +2,14 @@ import cluster from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
 import { KeySourceError } from '../auth/keys.ts';
 import { mintDevToken } from '../auth/mint.ts';
+import { redactUrl } from '../config/redact.ts';
 import type { Config } from '../config/types.ts';
 import { createGateway, type Gateway } from '../gateway.ts';
+import { reloadProblems } from '../gateway/reload.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { PrimaryMessage, WorkerMessage } from './messages.ts';
-import { reloadGateway, type ConfigSource } from './reload.ts';
+import { pidFileProblem, writePidFile } from './pid-file.ts';
+import { rereader, type ConfigSource } from './reload.ts';
 
 export function die(lines: readonly string[], logger?: Logger): never {
   logger?.flush?.();
@@ -34,8 +37,13 @@ async function printDevBanner(gateway: Gateway, baseUrl: string): Promise<void> 
   );
 }
 
+/**
+ * Sends to the primary. The primary may be gone (it exits when another worker fails to start):
+ * with a callback, a closed channel or a failed write (EPIPE) is handed to it instead of being
+ * emitted as an 'error' nobody handles. Node ends a worker whose channel closes.
+ */
 function send(message: WorkerMessage): void {
-  process.send?.(message);
+  process.send?.(message, undefined, undefined, () => {});
 }
 
 /**
@@ -44,9 +52,13 @@ function send(message: WorkerMessage): void {
  */
 export async function serve(config: Config, source: ConfigSource, logger: Logger, overrides?: (c: Config) => Config): Promise<void> {
   const worker = cluster.isWorker;
+  // Node's own cluster messages (a listen request, say) have no callback: a write to a primary
+  // that has already exited is emitted as 'error' on the worker, and unhandled it printed a stack
+  // trace over the primary's one-line start-up error. The disconnect that follows ends the worker.
+  cluster.worker?.on('error', (err: Error) => logger.debug('cannot reach the cluster primary', { event: 'cluster', error: err.message }));
   let gateway: Gateway;
   try {
-    gateway = await createGateway(config, { logger });
+    gateway = await createGateway(config, { logger, reread: rereader(source, overrides) });
   } catch (err) {
     if (err instanceof KeySourceError) die([err.message], logger);
     throw err;
@@ -94,17 +106,22 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
       },
     );
   };
-  let reloading: Promise<boolean> = Promise.resolve(true);
-  const reload = (): Promise<boolean> => {
-    reloading = reloading.then(() => reloadGateway(gateway, source, logger, overrides));
-    return reloading;
-  };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGHUP', () => {
     logger.info('SIGHUP: reloading config and keys', { event: 'reload' });
-    void reload();
+    // The reloader logs every outcome; nobody waits for this one.
+    gateway.reloadFromSource().catch(() => {});
   });
+  const { pidFile } = config.server;
+  if (!worker && pidFile !== null) {
+    try {
+      writePidFile(pidFile);
+    } catch (err) {
+      await gateway.close(0);
+      die([pidFileProblem(pidFile, err)], logger);
+    }
+  }
   let address;
   try {
     address = await gateway.listen();
@@ -120,8 +137,9 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
   const baseUrl = `http://${host}:${address.port}`;
   logger.info(`listening on ${baseUrl}`, { event: 'listening', port: address.port, worker: worker ? cluster.worker?.id : undefined });
   const admin = gateway.adminAddress();
-  if (admin !== null) logger.info(`admin listener on http://${admin.address}:${admin.port} (/healthz, /readyz, /metrics, DELETE /cache)`, { event: 'admin-listening', port: admin.port });
-  logger.info(`upstream ${gateway.upstreamUrl}${gateway.embeddedUpstream ? ' (embedded sample customer service)' : ''}`, { event: 'upstream' });
+  if (admin !== null) logger.info(`admin listener on http://${admin.address}:${admin.port} (/healthz, /readyz, /metrics, DELETE /cache, POST /reload)`, { event: 'admin-listening', port: admin.port });
+  // Printed URLs never carry credentials (README "Configuration"), whatever a key will allow.
+  logger.info(`upstream ${redactUrl(gateway.upstreamUrl)}${gateway.embeddedUpstream ? ' (embedded sample customer service)' : ''}`, { event: 'upstream' });
   logger.info(`auth ${gateway.keySource.description}`, { event: 'auth', mode: gateway.keySource.mode });
   if (gateway.keySource.mode === 'dev') logger.warn('DEV AUTH MODE: not for production', { event: 'dev-auth' });
   if (!worker || cluster.worker?.id === 1) await printDevBanner(gateway, baseUrl);
@@ -131,7 +149,10 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
     process.on('message', (message: PrimaryMessage) => {
       switch (message.type) {
         case 'reload':
-          void reload().then((ok) => send({ type: 'reloaded', seq: message.seq, ok }));
+          gateway.reloadFromSource().then(
+            (result) => send({ type: 'reloaded', seq: message.seq, ok: true, changed: result.changed, restartRequired: result.restartRequired, problems: [] }),
+            (err: unknown) => send({ type: 'reloaded', seq: message.seq, ok: false, changed: [], restartRequired: [], problems: reloadProblems(err) }),
+          );
           return;
         case 'purge': {
           let purged: number | null;

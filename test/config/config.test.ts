@@ -53,6 +53,13 @@ describe('configuration', () => {
     assert.ok(problems.includes('extra: unknown key'), problems.join('\n'));
   });
 
+  test('an unknown key gets a hint whatever its case, separators or spelled-out unit', () => {
+    const problems = problemsOf(() => configWith({ server: { drainTimeoutMillis: 1 }, auth: { JWKS_URL: 'x' }, sever: {} }));
+    assert.ok(problems.includes('server.drainTimeoutMillis: unknown key (did you mean "drainTimeoutMs"?)'), problems.join('\n'));
+    assert.ok(problems.includes('auth.JWKS_URL: unknown key (did you mean "jwksUrl"?)'), problems.join('\n'));
+    assert.ok(problems.includes('sever: unknown key (did you mean "server"?)'), problems.join('\n'));
+  });
+
   test('wrong types are refused, one line per problem naming the key path', () => {
     const problems = problemsOf(() =>
       configWith({ server: { port: '8080' }, upstream: { url: 'ftp://x', timeoutMs: -1 }, auth: { issuer: '', algorithms: ['none'] }, cache: { maxEntries: 1.5 } }),
@@ -100,8 +107,8 @@ describe('configuration', () => {
   });
 
   test('a bad environment override is refused naming the variable', () => {
-    assert.deepEqual(problemsOf(() => loadConfig({ env: { HYPERGATE_PORT: 'eighty' } })), ['HYPERGATE_PORT: expected an integer for server.port, got "eighty"']);
-    assert.ok(problemsOf(() => loadConfig({ env: { HYPERGATE_UPSTREAM_URL: 'not a url' } }))[0]?.startsWith('upstream.url:'));
+    assert.deepEqual(problemsOf(() => loadConfig({ env: { HYPERGATE_PORT: 'eighty' } })), ['HYPERGATE_PORT (server.port): expected an integer from 0 to 65535, got "eighty"']);
+    assert.ok(problemsOf(() => loadConfig({ env: { HYPERGATE_UPSTREAM_URL: 'not a url' } }))[0]?.startsWith('HYPERGATE_UPSTREAM_URL (upstream.url):'));
   });
 
   test('an unreadable or malformed file is one clear problem', () => {

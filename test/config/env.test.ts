@@ -37,14 +37,28 @@ describe('environment overrides HYPERGATE_<SECTION>_<KEY>', () => {
     assert.equal(loadConfig({ env: { HYPERGATE_PORT: '9000', HYPERGATE_SERVER_PORT: '9001' } }).server.port, 9001);
   });
 
-  it('name the variable when its value is not of the key\'s type, and the key when it is out of range', () => {
-    assert.deepEqual(problemsOf(() => loadConfig({ env: { HYPERGATE_SERVER_PORT: 'eighty' } })), ['HYPERGATE_SERVER_PORT: expected an integer for server.port, got "eighty"']);
-    assert.deepEqual(problemsOf(() => loadConfig({ env: { HYPERGATE_LOG_ACCESS: 'yes' } })), ['HYPERGATE_LOG_ACCESS: expected true or false for log.access, got "yes"']);
-    assert.match(problemsOf(() => loadConfig({ env: { HYPERGATE_SERVER_PORT: '70000' } }))[0] ?? '', /^server\.port: expected an integer from 0 to 65535/);
+  it('name the variable and its key in every problem with a value from the environment, as a file value would be described', () => {
+    assert.deepEqual(problemsOf(() => loadConfig({ env: { HYPERGATE_SERVER_PORT: 'eighty' } })), ['HYPERGATE_SERVER_PORT (server.port): expected an integer from 0 to 65535, got "eighty"']);
+    assert.deepEqual(problemsOf(() => loadConfig({ env: { HYPERGATE_LOG_ACCESS: 'yes' } })), ['HYPERGATE_LOG_ACCESS (log.access): expected true or false, got "yes"']);
+    assert.deepEqual(problemsOf(() => loadConfig({ env: { HYPERGATE_SERVER_PORT: '70000' } })), ['HYPERGATE_SERVER_PORT (server.port): expected an integer from 0 to 65535, got 70000']);
+    assert.deepEqual(problemsOf(() => loadConfig({ env: { HYPERGATE_SERVER_HEADERS_TIMEOUT_MS: '60000' } })), [
+      'HYPERGATE_SERVER_HEADERS_TIMEOUT_MS (server.headersTimeoutMs): must not exceed server.requestTimeoutMs (30000), got 60000',
+    ]);
   });
 
   it('refuse an unknown HYPERGATE_ variable instead of ignoring a typo', () => {
     assert.match(problemsOf(() => loadConfig({ env: { HYPERGATE_SERVER_PROT: '1' } }))[0] ?? '', /^HYPERGATE_SERVER_PROT: not a configuration variable/);
+  });
+
+  it('hint at the variable a typo meant, by the same rule as unknown keys in a file', () => {
+    const hint = (name: string): string => problemsOf(() => loadConfig({ env: { [name]: '1' } }))[0] ?? '';
+    assert.equal(hint('HYPERGATE_SERVER_PROT'), 'HYPERGATE_SERVER_PROT: not a configuration variable (did you mean "HYPERGATE_SERVER_PORT"?)');
+    // A missing section, a missing unit, run-together words: each is a name the file would hint at too.
+    assert.match(hint('HYPERGATE_DRAIN_TIMEOUT_MS'), /did you mean "HYPERGATE_SERVER_DRAIN_TIMEOUT_MS"\?/);
+    assert.match(hint('HYPERGATE_UPSTREAM_TIMEOUT'), /did you mean "HYPERGATE_UPSTREAM_TIMEOUT_MS"\?/);
+    assert.match(hint('HYPERGATE_AUTH_JWKSURL'), /did you mean "HYPERGATE_AUTH_JWKS_URL"\?/);
+    assert.match(hint('HYPERGATE_NOTHING_LIKE_IT'), /not a configuration variable \(scalar keys are HYPERGATE_<SECTION>_<KEY>/);
+    assert.equal(hint('HYPERGATE_CORS_ORIGINS'), 'HYPERGATE_CORS_ORIGINS: cors.origins is a list; lists are set in a config file (--config)');
   });
 
   it('exist for every scalar key of config/default.json', () => {

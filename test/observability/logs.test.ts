@@ -47,6 +47,21 @@ describe('access log', () => {
     assert.equal(access?.['status'], 502);
   });
 
+  it('logs what went wrong in a 5xx without an exception behind it (the upstream status, the missing field), never "undefined"', async () => {
+    fx.upstream.on('/customers/68', { kind: 'json', status: 503, body: {} });
+    fx.upstream.on('/customers/69', { kind: 'json', body: { id: 69, status: 'active' } });
+    const auth = bearer(await fx.token());
+    assert.equal((await get(`${fx.gw.url}/api/customers/68`, { ...auth, 'x-request-id': 'req-status' })).status, 502);
+    assert.equal((await get(`${fx.gw.url}/api/customers/69`, { ...auth, 'x-request-id': 'req-field' })).status, 502);
+    const failure = (reqId: string): Record<string, unknown> | undefined => log.records().find((r) => r['msg'] === 'request failed' && r['reqId'] === reqId);
+    assert.match(String(failure('req-status')?.['detail']), /status 503/);
+    assert.match(String(failure('req-field')?.['detail']), /name is missing/);
+    for (const reqId of ['req-status', 'req-field']) {
+      const line = log.lines.find((l) => l.includes(`"reqId":"${reqId}"`) && l.includes('request failed'));
+      assert.equal(line?.includes('undefined'), false, line);
+    }
+  });
+
   it('never writes a token or an Authorization value, whatever the request', async () => {
     const good = await fx.token({ claims: { sub: 'bob' } });
     const expired = await fx.token({ expiresIn: -3600 });

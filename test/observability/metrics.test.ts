@@ -31,6 +31,13 @@ describe('metrics on the admin listener', () => {
     assert.equal(sample(metrics, 'hypergate_http_requests_total', { route: 'unmatched', method: 'GET', status: '404' }), 1);
   });
 
+  it('counts a 405 on a known path under its route pattern, not as unmatched', async () => {
+    assert.equal((await get(`${fx.gw.url}/api/customers/9`, {}, 'DELETE')).status, 405);
+    const text = (await get(`${fx.gw.adminUrl}/metrics`)).text;
+    assert.equal(sample(text, 'hypergate_http_requests_total', { route, method: 'DELETE', status: '405' }), 1);
+    assert.equal(sample(text, 'hypergate_http_requests_total', { route: 'unmatched', method: 'DELETE', status: '405' }), undefined);
+  });
+
   it('has a latency histogram whose count and +Inf bucket match the requests', () => {
     const labels = { route, method: 'GET', status: '200' };
     assert.equal(sample(metrics, 'hypergate_http_request_duration_seconds_count', labels), 4);

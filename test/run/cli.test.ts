@@ -53,7 +53,15 @@ describe('npm start -- --check-config', () => {
     assert.match(out, /server\.prot: unknown key/);
     assert.match(out, /3 problem\(s\)/);
     assert.match(out, /log\.level: expected one of debug, info, warn, error, silent/);
-    assert.match(checkConfig({}, { HYPERGATE_LOG_ACCESS: 'maybe' }).out, /HYPERGATE_LOG_ACCESS: expected true or false/);
+    assert.match(checkConfig({}, { HYPERGATE_LOG_ACCESS: 'maybe' }).out, /HYPERGATE_LOG_ACCESS \(log\.access\): expected true or false/);
+  });
+
+  it('reports a problem in an environment variable under that variable, not under a file', () => {
+    const { status, out } = checkConfig({}, { HYPERGATE_SERVER_PORT: '70000', HYPERGATE_SERVER_PROT: '1' });
+    assert.equal(status, 1);
+    assert.match(out, /\.json and the environment: 2 problem\(s\)/);
+    assert.match(out, /^ {2}HYPERGATE_SERVER_PORT \(server\.port\): expected an integer from 0 to 65535, got 70000$/m);
+    assert.match(out, /^ {2}HYPERGATE_SERVER_PROT: not a configuration variable \(did you mean "HYPERGATE_SERVER_PORT"\?\)$/m);
   });
 
   it('exits 1 for a file that is not JSON, and for a key source that cannot be read', () => {
