@@ -135,8 +135,8 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     return {
       changed: changedKeys(previous.config, next),
       restartRequired: restartRequired(previous.config, next, initial, sample !== null),
-      keysKept: pipeline.keysKept !== null,
-      keysKeptReason: pipeline.keysKept,
+      // Said only when it happened: POST /reload answers this object as it is.
+      ...(pipeline.keysKept === null ? {} : { keysKept: true, keysKeptReason: pipeline.keysKept }),
     };
   }
   const { reread } = deps;
