@@ -97,6 +97,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
   metrics.setCacheEntriesSource(() => current.cache.size);
   // The breaker belongs to the upstream client, which a reload keeps unless upstream.* changed.
   metrics.setBreakerStateSource(() => current.upstream.breaker.state);
+  metrics.setLogDroppedSource(() => logger.droppedLines?.() ?? 0);
 
   const publicServer = createPublicServer(initial.server, current.dispatch);
   const { server } = publicServer;

@@ -124,7 +124,12 @@ export const CONFIG_SCHEMA: Rule = {
     },
     log: {
       kind: 'section',
-      keys: { level: { kind: 'string', oneOf: LOG_LEVELS }, access: { kind: 'boolean' } },
+      keys: {
+        level: { kind: 'string', oneOf: LOG_LEVELS },
+        access: { kind: 'boolean' },
+        // 64 KiB (one pipe buffer) to 1 GiB.
+        maxBufferBytes: int(65_536, 1024 * 1024 * 1024),
+      },
     },
     admin: {
       kind: 'section',

@@ -115,6 +115,11 @@ export interface LogConfig {
   readonly level: LogLevel;
   /** One JSON access-log line per request. */
   readonly access: boolean;
+  /**
+   * Most bytes of log lines waiting for a slow reader of stdout, in bytes (per process); lines
+   * past it are dropped and counted (hypergate_log_lines_dropped_total). Fixed at start.
+   */
+  readonly maxBufferBytes: number;
 }
 
 /** The operations listener: health, readiness, metrics, cache purge. Never the public port. */

@@ -3,7 +3,7 @@ import { same } from './pipeline.ts';
 
 /**
  * The keys a running gateway cannot apply in place: what changed among them takes effect only
- * after a restart (listening addresses and workers; maxHeaderBytes is handed to each connection's
+ * after a restart (listening addresses and workers; the logger's buffer; maxHeaderBytes is handed to each connection's
  * parser when it is created; the embedded sample service is started once).
  */
 export function restartRequired(previous: Config, next: Config, initial: Config, embedded: boolean): string[] {
@@ -12,6 +12,7 @@ export function restartRequired(previous: Config, next: Config, initial: Config,
     if (!same(previous.server[key], next.server[key])) keys.push(`server.${key}`);
   }
   if (!same(previous.admin.host, next.admin.host) || !same(previous.admin.port, next.admin.port)) keys.push('admin.host/admin.port');
+  if (previous.log.maxBufferBytes !== next.log.maxBufferBytes) keys.push('log.maxBufferBytes');
   if (embedded && next.upstream.url === null && next.sampleUpstream.customers !== initial.sampleUpstream.customers) keys.push('sampleUpstream.customers');
   return keys;
 }

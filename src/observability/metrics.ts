@@ -85,6 +85,7 @@ export class Metrics implements UpstreamObserver {
   readonly tokens: TokenTally = { cacheHits: 0, verified: 0, rejected: 0, keysUnavailable: 0 };
   inFlight = 0;
   #cacheEntries: () => number = () => 0;
+  #logLinesDropped: () => number = () => 0;
   #breakerSource: (() => BreakerStateName) | null = null;
   readonly #upstreamTotal: Counter<'outcome'>;
   readonly #upstreamSeconds: Histogram<'outcome'>;
@@ -113,6 +114,7 @@ export class Metrics implements UpstreamObserver {
     tally('hypergate_cache_misses_total', 'Cache lookups that found nothing fresh', () => this.cache.misses);
     tally('hypergate_cache_stale_total', 'Stale cache entries served', () => this.cache.stale);
     tally('hypergate_cache_evictions_total', 'Cache entries evicted to respect cache.maxEntries or cache.maxBytes', () => this.cache.evictions);
+    tally('hypergate_log_lines_dropped_total', 'Log lines dropped because the reader of stdout fell behind by more than log.maxBufferBytes (or was gone)', () => this.#logLinesDropped());
     new Gauge({ name: 'hypergate_cache_entries', help: 'Entries in the response cache', registers, collect() { this.set(self.#cacheEntries()); } });
     tally('hypergate_token_cache_hits_total', 'Requests whose token was found in the verified-token cache', () => this.tokens.cacheHits);
     new Counter<'result'>({
@@ -145,6 +147,11 @@ export class Metrics implements UpstreamObserver {
   /** Where the cache-entries gauge reads from (the current cache; it changes on reload). */
   setCacheEntriesSource(read: () => number): void {
     this.#cacheEntries = read;
+  }
+
+  /** Where the dropped-log-lines counter reads from (the process's logger). */
+  setLogDroppedSource(read: () => number): void {
+    this.#logLinesDropped = read;
   }
 
   /**

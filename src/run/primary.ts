@@ -9,6 +9,7 @@ import { TokenVerifier } from '../auth/verifier.ts';
 import { systemClock } from '../clock.ts';
 import type { Config } from '../config/types.ts';
 import type { Logger } from '../observability/logger.ts';
+import { exitAfterLogs } from './exit.ts';
 import type { PrimaryMessage, WorkerMessage } from './messages.ts';
 import { rereadConfig, type ConfigSource } from './reload.ts';
 
@@ -67,8 +68,8 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
       if (stopping) return;
       if (!everReady && code === 1) {
         logger.error('a worker failed to start; giving up', { event: 'worker-exit', code });
-        logger.flush?.();
-        process.exit(1);
+        void exitAfterLogs(logger, 1);
+        return;
       }
       slot.failures = Date.now() - slot.startedAt > STABLE_AFTER_MS ? 1 : slot.failures + 1;
       const delay = Math.min(MAX_BACKOFF_MS, 100 * 2 ** (slot.failures - 1));
@@ -118,8 +119,7 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
       logger.info(`admin listener on http://${address.address}:${address.port} (cluster primary)`, { event: 'admin-listening', port: address.port });
     } catch (err) {
       logger.error(`cannot listen on the admin address ${config.admin.host}:${config.admin.port}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { event: 'admin-listening' });
-      logger.flush?.();
-      process.exit(1);
+      return exitAfterLogs(logger, 1);
     }
   }
   logger.info(`starting ${count} workers`, { event: 'cluster', workers: count });
@@ -149,8 +149,8 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
     if (stopping) {
       logger.warn('second signal: killing workers', { event: 'shutdown', signal });
       for (const s of slots) s.worker?.process.kill('SIGKILL');
-      logger.flush?.();
-      process.exit(1);
+      void exitAfterLogs(logger, 1);
+      return;
     }
     stopping = true;
     logger.info('shutting down: draining every worker', { event: 'shutdown', signal });
@@ -168,8 +168,7 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
       admin?.close();
       admin?.closeAllConnections();
       logger.info('stopped', { event: 'stopped' });
-      logger.flush?.();
-      process.exit(clean.every(Boolean) ? 0 : 1);
+      void exitAfterLogs(logger, clean.every(Boolean) ? 0 : 1);
     });
   };
   process.on('SIGTERM', () => stop('SIGTERM'));

@@ -5,14 +5,9 @@ import { mintDevToken } from '../auth/mint.ts';
 import type { Config } from '../config/types.ts';
 import { createGateway, type Gateway } from '../gateway.ts';
 import type { Logger } from '../observability/logger.ts';
+import { die, exitAfterLogs } from './exit.ts';
 import type { PrimaryMessage, WorkerMessage } from './messages.ts';
 import { reloadGateway, type ConfigSource } from './reload.ts';
-
-export function die(lines: readonly string[], logger?: Logger): never {
-  logger?.flush?.();
-  for (const line of lines) process.stderr.write(`hypergate: ${line}\n`);
-  process.exit(1);
-}
 
 async function printDevBanner(gateway: Gateway, baseUrl: string): Promise<void> {
   const keys = gateway.keySource.devKeys;
@@ -55,9 +50,10 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
     new AggregatorRegistry(); // installs prom-client's worker-side listener for the primary's scrapes
     AggregatorRegistry.setRegistries([gateway.metrics.registry]);
   }
-  // Access lines wait up to 100 ms for their batch. Some exits are not ours to flush before: a
+  // Access lines wait up to 100 ms for their batch. Some exits are not ours to wait in: a
   // cluster worker whose primary died is ended by Node itself (process.exit on the IPC
-  // disconnect), and an uncaught exception ends any process. 'exit' runs in all of them.
+  // disconnect), and an uncaught exception ends any process. 'exit' runs in all of them; what
+  // stdout takes at once is written then.
   process.once('exit', () => logger.flush?.());
   // Signals are handled from here on, before listening: a SIGTERM that arrives while the
   // listener opens (a cluster stopping a worker it just started) drains instead of killing.
@@ -65,8 +61,8 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
   const stop = (signal: string): void => {
     if (stopping) {
       logger.warn('second signal: exiting now', { event: 'shutdown', signal });
-      logger.flush?.();
-      process.exit(1);
+      void exitAfterLogs(logger, 1);
+      return;
     }
     stopping = true;
     const drainTimeoutMs = gateway.config.server.drainTimeoutMs;
@@ -76,21 +72,18 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
     const deadline = setTimeout(() => {
       const unfinished = gateway.metrics.inFlight;
       logger.warn('drain time-out: exiting', { event: 'stopped', unfinished, drainTimeoutMs });
-      logger.flush?.();
-      process.exit(unfinished > 0 ? 1 : 0);
+      void exitAfterLogs(logger, unfinished > 0 ? 1 : 0);
     }, drainTimeoutMs);
     gateway.close(drainTimeoutMs).then(
       () => {
         clearTimeout(deadline);
         logger.info('stopped', { event: 'stopped' });
-        logger.flush?.();
-        process.exit(0);
+        void exitAfterLogs(logger, 0);
       },
       (err: unknown) => {
         clearTimeout(deadline);
         logger.error('error while stopping', { event: 'stopped', error: (err as Error).message });
-        logger.flush?.();
-        process.exit(1);
+        void exitAfterLogs(logger, 1);
       },
     );
   };
