@@ -176,7 +176,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
       drainState.draining = true;
       readiness.closing = true;
       closing ??= drain(server, drainTimeoutMs).then(async () => {
-        publicServer.keepAlive.stop();
+        publicServer.sweeper.stop();
         if (adminServer !== null) await drain(adminServer, 0);
         await current.upstream.close();
         if (sample !== null) await sample.close();

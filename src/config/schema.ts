@@ -34,6 +34,8 @@ export const CONFIG_SCHEMA: Rule = {
         headersTimeoutMs: int(1, MAX_MS),
         requestTimeoutMs: int(1, MAX_MS),
         keepAliveTimeoutMs: int(0, MAX_MS),
+        // 0 switches it off.
+        sendTimeoutMs: int(0, MAX_MS),
         maxHeaderBytes: int(1024, 1024 * 1024),
         maxUrlBytes: int(64, 1024 * 1024),
         maxHeaderCount: int(8, 10_000),

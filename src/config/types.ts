@@ -8,7 +8,13 @@ export interface ServerConfig {
   readonly headersTimeoutMs: number;
   /** Time allowed to receive a whole request, in ms. */
   readonly requestTimeoutMs: number;
+  /** Idle time before a kept-alive connection is closed, in ms; 0 never. */
   readonly keepAliveTimeoutMs: number;
+  /**
+   * Time an answer may go without any of it being written to the client before its connection is
+   * closed, in ms (nginx's send_timeout: between two writes, not for the whole answer); 0 never.
+   */
+  readonly sendTimeoutMs: number;
   /** Upper bound on the request head (request line + headers), in bytes; over it: 431. */
   readonly maxHeaderBytes: number;
   /** Longest request target accepted, in bytes; over it: 414. */
