@@ -75,7 +75,8 @@ export function createDispatcher(
     const headOnly = req.method === 'HEAD';
     const reqId = (res as HgResponse).requestId;
     if (err instanceof HgError) {
-      if (err.status >= 500) logger.error('request failed', { reqId, method: req.method, path: pathOf(req.url ?? '/'), status: err.status, code: err.code, cause: causeText(err.cause) });
+      // A refused pipelined request is the client's doing, and one read can hold thousands: its access line says enough.
+      if (err.status >= 500 && err.code !== 'HG_ERR_PIPELINE_TOO_DEEP') logger.error('request failed', { reqId, method: req.method, path: pathOf(req.url ?? '/'), status: err.status, code: err.code, cause: causeText(err.cause) });
       sendProblem(res, err, headOnly);
       return;
     }
@@ -87,7 +88,7 @@ export function createDispatcher(
   const maxRawHeaders = limits.maxHeaderCount * 2;
 
   return function dispatch(req: IncomingMessage, res: HgResponse): void {
-    markBusy(req.socket);
+    const tooDeep = markBusy(req.socket);
     const incomingId = req.headers['x-request-id'];
     res.requestId = typeof incomingId === 'string' && isSafeRequestId(incomingId) ? incomingId : ids.next();
     if (metrics !== undefined) metrics.inFlight++;
@@ -99,6 +100,10 @@ export function createDispatcher(
     const body = hasBody(req);
     if (body) res.shouldKeepAlive = false;
     try {
+      if (tooDeep) {
+        res.shouldKeepAlive = false;
+        throw new HgError('HG_ERR_PIPELINE_TOO_DEEP');
+      }
       if (url.length > limits.maxUrlBytes) throw new HgError('HG_ERR_URI_TOO_LONG');
       if (req.rawHeaders.length > maxRawHeaders) throw new HgError('HG_ERR_HEADERS_TOO_LARGE', { detail: `The request has more than ${limits.maxHeaderCount} header fields.` });
       const host = req.headers.host;

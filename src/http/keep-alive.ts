@@ -24,6 +24,18 @@ interface TrackedSocket extends Socket {
   [QUEUED_AT_SWEEP]: number;
 }
 
+/**
+ * Requests of one connection that may wait for their answers (token checks, upstream fetches) at
+ * once. node:http stops reading a connection only once an answer waits behind a full socket
+ * buffer; until then every request that arrives is parsed and worked on, so a client that
+ * pipelines thousands of misses at once and never reads would have every one fetched and its
+ * answer kept in memory. Past this many, a request is refused and its connection closed after
+ * the answers before it (HG_ERR_PIPELINE_TOO_DEEP, 503); RFC 9112 section 9.3.2 has clients send
+ * what was not answered again on a new connection. Browsers do not pipeline; clients that do keep
+ * a few requests in flight.
+ */
+export const MAX_PENDING_PER_CONNECTION = 32;
+
 /** Node's socket handle (libuv stream wrap), for the one field the public API lacks. */
 interface StreamHandle {
   readonly writeQueueSize?: number;
@@ -40,11 +52,16 @@ function writeQueueSize(socket: Socket): number {
   return (socket as unknown as { _handle?: StreamHandle | null })._handle?.writeQueueSize ?? 0;
 }
 
-/** A request arrived on the connection: it is not idle until the answer ends, however long that takes. */
-export function markBusy(socket: Socket): void {
+/**
+ * A request arrived on the connection: it is not idle until the answer ends, however long that
+ * takes. True when the connection now has more than MAX_PENDING_PER_CONNECTION requests waiting.
+ */
+export function markBusy(socket: Socket): boolean {
   const tracked = socket as TrackedSocket;
   // `| 0`: a socket no sweeper tracks (a dispatcher used on its own) starts from undefined.
-  tracked[IN_FLIGHT] = (tracked[IN_FLIGHT] | 0) + 1;
+  const pending = (tracked[IN_FLIGHT] | 0) + 1;
+  tracked[IN_FLIGHT] = pending;
+  return pending > MAX_PENDING_PER_CONNECTION;
 }
 
 /** An answer on the connection ended at `at` (performance.now()); idle once no other is pending. */
@@ -99,7 +116,8 @@ export interface ConnectionTimeouts {
  * is closed between sendMs and sendMs + two intervals after its output last moved. Until then
  * the memory a never-reading client costs is bounded by Node: once an answer waits to be written
  * (the socket's writable buffer is past its high-water mark), Node stops reading the connection,
- * so no further pipelined request is parsed or answered.
+ * so no further pipelined request is parsed or answered (and MAX_PENDING_PER_CONNECTION bounds
+ * the requests read before that).
  */
 export class ConnectionSweeper {
   readonly #sockets = new Set<TrackedSocket>();
