@@ -31,33 +31,31 @@ async function bigAnswers(server: Record<string, unknown>, options: { logger?: L
   return { fx, request };
 }
 
-/** The gateway's side of the next connection made to it. */
-function nextServerSocket(fx: Fixture): Promise<Socket> {
-  return once(fx.gw.gateway.server, 'connection').then(([socket]) => socket as Socket);
-}
-
 /** 'closed' once the gateway closes the connection, 'still open' if it has not after 15 s. */
 function closedWithin15s(socket: Socket): Promise<string> {
   return Promise.race([once(socket, 'close').then(() => 'closed'), new Promise<string>((resolve) => setTimeout(() => resolve('still open'), 15_000).unref())]);
 }
 
-/** A client connection that sends `count` pipelined requests at once and reads nothing until told. */
-function pipeline(fx: Fixture, request: string, count: number): Socket {
+/**
+ * A client connection that sends `count` pipelined requests at once and reads nothing until told,
+ * and the gateway's side of it.
+ */
+async function pipeline(t: { after(fn: () => unknown): void }, fx: Fixture, request: string, count: number): Promise<{ client: Socket; socket: Socket }> {
+  const accepted = once(fx.gw.gateway.server, 'connection');
   const client = connect(fx.gw.port, '127.0.0.1');
+  t.after(() => client.destroy());
   client.pause();
   client.on('error', () => {}); // reset by the gateway when it cuts the connection
   client.write(request.repeat(count));
-  return client;
+  const [socket] = (await accepted) as [Socket];
+  return { client, socket };
 }
 
 describe('server.sendTimeoutMs: a client that never reads its answers', () => {
   test('is cut off once its answers have not moved for the time-out', async (t) => {
     const { fx, request } = await bigAnswers({ sendTimeoutMs: 500 });
     t.after(() => fx.close());
-    const server = nextServerSocket(fx);
-    const client = pipeline(fx, request, 400);
-    t.after(() => client.destroy());
-    const socket = await server;
+    const { socket } = await pipeline(t, fx, request, 400);
     const closed = closedWithin15s(socket);
     await waitFor(() => socket.writableLength > 0, 'answers waiting for the client to read');
     assert.equal(await closed, 'closed');
@@ -67,8 +65,7 @@ describe('server.sendTimeoutMs: a client that never reads its answers', () => {
     const { fx, request } = await bigAnswers({ sendTimeoutMs: 1000 });
     t.after(() => fx.close());
     const count = 200;
-    const client = pipeline(fx, request, count);
-    t.after(() => client.destroy());
+    const { client } = await pipeline(t, fx, request, count);
     // 64 KB every 10 ms at most: the ~12 MB take over a second and a half, longer than the time-out.
     let received = 0;
     let text = '';
@@ -91,10 +88,7 @@ describe('server.sendTimeoutMs: a client that never reads its answers', () => {
     const { fx, request } = await bigAnswers({ sendTimeoutMs: 0 }, { logger: log.logger });
     t.after(() => fx.close());
     const sent = 2000;
-    const server = nextServerSocket(fx);
-    const client = pipeline(fx, request, sent);
-    t.after(() => client.destroy());
-    const socket = await server;
+    const { socket } = await pipeline(t, fx, request, sent);
     await waitFor(() => socket.isPaused() && socket.writableLength > 0, 'the gateway to stop reading the connection');
     const answered = log.records().filter((r) => r['msg'] === 'request').length;
     assert.ok(answered < sent / 2, `${answered} of ${sent} requests were read and answered; the rest must wait unread`);
@@ -108,10 +102,7 @@ describe('server.sendTimeoutMs: a client that never reads its answers', () => {
     const { fx, request } = await bigAnswers({ sendTimeoutMs: 0 }, { logger: log.logger, warm: false, notes: 'n'.repeat(1000) });
     t.after(() => fx.close());
     const sent = 2000;
-    const server = nextServerSocket(fx);
-    const client = pipeline(fx, request, sent);
-    t.after(() => client.destroy());
-    const socket = await server;
+    const { client, socket } = await pipeline(t, fx, request, sent);
     assert.equal(await closedWithin15s(socket), 'closed');
     const answered = log.records().filter((r) => r['msg'] === 'request').length;
     assert.ok(answered < sent / 2, `${answered} of ${sent} requests were read and worked on`);
