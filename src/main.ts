@@ -67,7 +67,7 @@ async function main(): Promise<void> {
     throw err;
   }
   // A cluster's processes share stdout: each writes its lines so they never interleave.
-  const logger = createLogger(config.log.level, undefined, { maxBufferBytes: config.log.maxBufferBytes, sharedStdout: cluster.isWorker || workerCount(config) > 1 });
+  const logger = createLogger(config.log.level, undefined, { maxBufferBytes: config.log.maxBufferBytes, sharedStdout: cluster.isWorker || workerCount(config) > 1, workerId: cluster.worker?.id });
   if (cluster.isPrimary && workerCount(config) > 1) {
     await runPrimary(config, source, logger);
     return;

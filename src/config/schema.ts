@@ -39,6 +39,8 @@ export const CONFIG_SCHEMA: Rule = {
         maxHeaderBytes: int(1024, 1024 * 1024),
         maxUrlBytes: int(64, 1024 * 1024),
         maxHeaderCount: int(8, 10_000),
+        // IP addresses and CIDR ranges (checked across keys).
+        trustProxy: { kind: 'strings' },
         // A number of worker processes, or "auto" for one per core (node:cluster).
         workers: { kind: 'integer', min: 1, max: 256, orWord: 'auto' },
       },
@@ -118,6 +120,9 @@ export const CONFIG_SCHEMA: Rule = {
       keys: {
         origins: { kind: 'strings' },
         maxAgeSeconds: int(0, 86_400),
+        // Header names (HTTP tokens, checked across keys).
+        exposeHeaders: { kind: 'strings' },
+        allowHeaders: { kind: 'strings' },
       },
     },
     sampleUpstream: {

@@ -21,6 +21,11 @@ export interface ServerConfig {
   readonly maxUrlBytes: number;
   /** Most header fields in one request; over it: 431 (Node alone would drop the rest silently). */
   readonly maxHeaderCount: number;
+  /**
+   * Addresses and CIDR ranges of proxies whose X-Forwarded-For is believed (client-address.ts);
+   * empty: the client is always the connection's peer.
+   */
+  readonly trustProxy: readonly string[];
   /** Worker processes (node:cluster); "auto" means one per core. 1 runs no cluster at all. */
   readonly workers: number | 'auto';
 }
@@ -102,6 +107,10 @@ export interface CorsConfig {
   readonly origins: readonly string[];
   /** How long a browser may cache a preflight answer, in seconds (Access-Control-Max-Age). */
   readonly maxAgeSeconds: number;
+  /** Response header names a script may read, added to the defaults (cors.ts EXPOSED_HEADERS). */
+  readonly exposeHeaders: readonly string[];
+  /** Request header names a browser may send, added to the defaults (cors.ts ALLOWED_HEADERS). */
+  readonly allowHeaders: readonly string[];
 }
 
 export interface Config {

@@ -1,3 +1,4 @@
+import { isAddressOrRange } from '../http/client-address.ts';
 import { CONFIG_SCHEMA, type Rule } from './schema.ts';
 import type { Config } from './types.ts';
 
@@ -130,6 +131,9 @@ function isOrigin(value: string): boolean {
   }
 }
 
+/** A field name (RFC 9110 section 5.1): a token (section 5.6.2). */
+const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
 /** Fields every representation has, or that the formats use for links and embedded items. */
 const RESERVED_FIELDS = {
   customers: new Set(['id', 'name', 'status', 'links', '_links', '_embedded']),
@@ -167,6 +171,14 @@ function checkAcrossKeys(config: Config, problems: string[]): void {
       if (RESERVED_FIELDS[resource].has(field)) {
         problems.push(`resources.${resource}.exposeFields: "${field}" is always part of the representation or reserved`);
       }
+    }
+  }
+  for (const entry of server.trustProxy) {
+    if (!isAddressOrRange(entry)) problems.push(`server.trustProxy: "${entry}" is not an IP address or a CIDR range (10.0.0.0/8, fd00::/8)`);
+  }
+  for (const key of ['exposeHeaders', 'allowHeaders'] as const) {
+    for (const name of config.cors[key]) {
+      if (!HTTP_TOKEN.test(name)) problems.push(`cors.${key}: "${name}" is not a header name (an HTTP token, RFC 9110 section 5.1)`);
     }
   }
   for (const origin of config.cors.origins) {

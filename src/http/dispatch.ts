@@ -5,6 +5,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 
 import { isSafeRequestId, RequestIds } from '../observability/request-id.ts';
+import { clientAddressRule, type ClientAddressOf } from './client-address.ts';
 import { markBusy, markIdle } from './keep-alive.ts';
 import type { CorsPolicy } from './cors.ts';
 import { sendProblem } from './problem.ts';
@@ -30,6 +31,8 @@ export interface DispatchObservers {
   /** Write one access-log line per request (log.access). */
   readonly accessLog: boolean;
   readonly ids?: RequestIds;
+  /** The client address the access log shows (server.trustProxy); the peer when absent. */
+  readonly clientAddress?: ClientAddressOf;
 }
 
 /**
@@ -51,6 +54,7 @@ export function createDispatcher(
   const stats = metrics?.requests;
   const ids = observers?.ids ?? new RequestIds();
   const accessLog = observers?.accessLog === true ? (logger.accessLog ?? null) : null;
+  const clientAddress = observers?.clientAddress ?? clientAddressRule([]);
 
   function record(req: IncomingMessage, res: HgResponse): void {
     if (res.recorded) return;
@@ -64,7 +68,7 @@ export function createDispatcher(
       metrics.inFlight--;
       stats?.observe(res.routeIndex, req.method, status, ms);
     }
-    accessLog?.write(res.requestId, req.method, pathOf(req.url ?? '/'), status, res.bytes, ms, res.upstreamMs, res.cacheOutcome, (req as HgRequest).subject, endedAt);
+    accessLog?.write(res.requestId, req.method, req.url ?? '/', status, res.bytes, ms, res.upstreamMs, res.cacheOutcome, (req as HgRequest).subject, clientAddress(req), req.headers['user-agent'], endedAt);
   }
 
   function onClose(this: HgResponse): void {

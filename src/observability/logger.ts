@@ -30,6 +30,8 @@ export interface LoggerOptions {
   readonly maxBufferBytes?: number;
   /** Other processes write to the same stdout (a cluster): lines are written so they never interleave. */
   readonly sharedStdout?: boolean;
+  /** The cluster worker's id, in every line as `worker`; none in a single process or the primary. */
+  readonly workerId?: number;
 }
 
 /**
@@ -50,11 +52,12 @@ const REDACT = ['authorization', 'token', 'headers.authorization', '*.authorizat
  */
 export function createLogger(level: LogLevel, write?: (line: string) => void, options: LoggerOptions = {}): Logger {
   const sink = write === undefined ? new StdoutSink(1, { maxBytes: options.maxBufferBytes ?? DEFAULT_LOG_BUFFER_BYTES, shared: options.sharedStdout === true }) : null;
-  const main: Pino = pino({ level, redact: REDACT, base: { pid: process.pid } }, sink === null ? { write: write as (line: string) => void } : { write: (line: string) => sink.write(line) });
+  const base = options.workerId === undefined ? { pid: process.pid } : { pid: process.pid, worker: options.workerId };
+  const main: Pino = pino({ level, redact: REDACT, base }, sink === null ? { write: write as (line: string) => void } : { write: (line: string) => sink.write(line) });
   const access =
     sink === null
-      ? new AccessLogWriter((chunk) => splitLines(chunk.toString('utf8'), write as (line: string) => void), 0)
-      : new AccessLogWriter((chunk) => sink.write(chunk));
+      ? new AccessLogWriter((chunk) => splitLines(chunk.toString('utf8'), write as (line: string) => void), 0, options.workerId)
+      : new AccessLogWriter((chunk) => sink.write(chunk), undefined, options.workerId);
   access.enabled = level !== 'silent';
   if (sink !== null) {
     sink.recovered = (dropped) => main.warn({ event: 'log-dropped', dropped }, `${dropped} log lines were dropped: the reader of stdout fell behind by more than log.maxBufferBytes`);

@@ -3,6 +3,7 @@ import { authorize, authorizeLimited } from '../auth/authenticate.ts';
 import { insufficientScope, notOwner } from '../auth/challenge.ts';
 import type { Principal } from '../auth/verifier.ts';
 import type { GatewayContext } from '../context.ts';
+import type { ClientAddressOf } from '../http/client-address.ts';
 import type { RateLimiter } from '../http/rate-limit.ts';
 import { parseCustomerId } from './customer-id.ts';
 
@@ -18,10 +19,13 @@ export class Access {
   readonly #readAny: string;
   /** null when rate limiting is off: then nothing of it runs. */
   readonly #limiter: RateLimiter | null;
+  /** Whose bucket a request without a valid token takes from (server.trustProxy). */
+  readonly #clientAddress: ClientAddressOf;
 
-  constructor(ctx: GatewayContext, limiter: RateLimiter | null = null) {
+  constructor(ctx: GatewayContext, limiter: RateLimiter | null, clientAddress: ClientAddressOf) {
     this.#ctx = ctx;
     this.#limiter = limiter;
+    this.#clientAddress = clientAddress;
     this.#ownerClaim = ctx.config.auth.ownerClaim;
     this.#readAny = ctx.config.auth.readAnyScope;
   }
@@ -39,7 +43,7 @@ export class Access {
   any(req: IncomingMessage): Principal | Promise<Principal> {
     const { verifier, config } = this.#ctx;
     if (this.#limiter === null) return authorize(req, verifier, config.auth, config.auth.requiredScope);
-    return authorizeLimited(req, verifier, config.auth, config.auth.requiredScope, this.#limiter);
+    return authorizeLimited(req, verifier, config.auth, config.auth.requiredScope, this.#limiter, this.#clientAddress);
   }
 
   /** Scope plus ownership of customer `id`: the principal, at once when its token is cached. */

@@ -111,7 +111,7 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
   }
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const baseUrl = `http://${host}:${address.port}`;
-  logger.info(`listening on ${baseUrl}`, { event: 'listening', port: address.port, worker: worker ? cluster.worker?.id : undefined });
+  logger.info(`listening on ${baseUrl}`, { event: 'listening', port: address.port });
   const admin = gateway.adminAddress();
   if (admin !== null) logger.info(`admin listener on http://${admin.address}:${admin.port} (/healthz, /readyz, /metrics, DELETE /cache)`, { event: 'admin-listening', port: admin.port });
   logger.info(`upstream ${gateway.upstreamUrl}${gateway.embeddedUpstream ? ' (embedded sample customer service)' : ''}`, { event: 'upstream' });
