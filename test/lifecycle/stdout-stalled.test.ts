@@ -153,5 +153,10 @@ describe('one process whose terminal has stalled (a TTY nobody reads, as after C
     assert.ok((await fillUntilDropped(run)) > 0);
     assert.equal((await answer(`${run.adminUrl}/healthz`)).status, 200);
     assert.equal((await answer(`${run.url}/api`)).status, 401);
+    // And it stops cleanly: `script` exits with the gateway's code once it can write again.
+    const pid = run.gw.records.find((r) => r['event'] === 'listening')?.['pid'] as number;
+    process.kill(pid, 'SIGTERM');
+    run.gw.resumeStdout();
+    assert.equal(await run.gw.exited(), 0);
   });
 });
