@@ -59,8 +59,8 @@ export class StdoutSink {
   #head = 0;
   /** Bytes in the queue and in the write under way. */
   #queuedBytes = 0;
-  /** Bytes of the write under way; 0 when none is. */
-  #writing = 0;
+  /** The chunk the stream is writing (the fd did not take it at once); null when none is. */
+  #inFlight: Buffer | null = null;
   #failed = false;
   #dropped = 0;
   #unreported = 0;
@@ -74,8 +74,8 @@ export class StdoutSink {
       this.#writtenAtOnce--;
       return;
     }
-    this.#queuedBytes -= this.#writing;
-    this.#writing = 0;
+    this.#queuedBytes -= this.#inFlight?.length ?? 0;
+    this.#inFlight = null;
     if (err != null) this.#fail();
     else this.#next();
   };
@@ -115,7 +115,7 @@ export class StdoutSink {
     this.#queuedBytes += bytes.length;
     if (bytes.length <= this.#pieceBytes) this.#queue.push(bytes);
     else splitLines(bytes, this.#pieceBytes, this.#queue);
-    if (this.#writing === 0) this.#next();
+    if (this.#inFlight === null) this.#next();
   }
 
   /** Resolves once everything handed over is written (or stdout failed), or after `timeoutMs`. */
@@ -154,27 +154,31 @@ export class StdoutSink {
     for (let piece = this.#take(); piece !== undefined; piece = this.#take()) {
       stream.write(piece, this.#written);
       if (stream.writableLength > 0) {
-        this.#writing = piece.length;
+        this.#inFlight = piece;
         return;
       }
       // Written already; its callback still comes, on the next tick, and is passed over.
       this.#queuedBytes -= piece.length;
       this.#writtenAtOnce++;
     }
-    const waiters = this.#waiters;
-    this.#waiters = [];
-    for (const resolve of waiters) resolve();
     if (this.#unreported > 0) {
       const dropped = this.#unreported;
       this.#unreported = 0;
       this.recovered(dropped);
+      // The warning is written like any line (the call above wrote what it could of it): an exit waits for it too.
+      if (this.#queuedBytes > 0) return;
     }
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   /** Nothing can be written any more: what waits is lost, and lines are dropped from now on. */
   #fail(): void {
     if (this.#failed) return;
     this.#failed = true;
+    if (this.#inFlight !== null) this.#dropped += linesIn(this.#inFlight);
+    this.#inFlight = null;
     for (let piece = this.#take(); piece !== undefined; piece = this.#take()) this.#dropped += linesIn(piece);
     this.#queuedBytes = 0;
     const waiters = this.#waiters;
