@@ -20,6 +20,7 @@ export type HgErrorCode =
   | 'HG_ERR_AUTH_INSUFFICIENT_SCOPE'
   | 'HG_ERR_AUTH_KEYS_UNAVAILABLE'
   | 'HG_ERR_RATE_LIMITED'
+  | 'HG_ERR_PIPELINE_TOO_DEEP'
   | 'HG_ERR_UPSTREAM_BAD_GATEWAY'
   | 'HG_ERR_UPSTREAM_TIMEOUT'
   | 'HG_ERR_UPSTREAM_UNAVAILABLE'
@@ -67,6 +68,7 @@ export const ERRORS: Readonly<Record<HgErrorCode, ErrorDefinition>> = Object.fre
   HG_ERR_AUTH_INSUFFICIENT_SCOPE: { status: 403, slug: 'insufficient-scope', title: 'Insufficient Scope', detail: 'The bearer token lacks the scope this resource requires.' },
   HG_ERR_AUTH_KEYS_UNAVAILABLE: { status: 503, slug: 'keys-unavailable', title: 'Service Unavailable', detail: 'The keys needed to verify the token could not be fetched; try again shortly.' },
   HG_ERR_RATE_LIMITED: { status: 429, slug: 'rate-limited', title: 'Too Many Requests', detail: 'Too many requests; try again after the time in Retry-After.' },
+  HG_ERR_PIPELINE_TOO_DEEP: { status: 503, slug: 'too-many-pipelined-requests', title: 'Service Unavailable', detail: 'Too many requests of this connection are waiting for their answers; this one was not processed and the connection is closed: send it again on a new connection.' },
   HG_ERR_UPSTREAM_BAD_GATEWAY: { status: 502, slug: 'bad-gateway', title: 'Bad Gateway', detail: 'The upstream service answered with an error or an invalid response.' },
   HG_ERR_UPSTREAM_TIMEOUT: { status: 504, slug: 'gateway-timeout', title: 'Gateway Timeout', detail: 'The upstream service did not answer in time.' },
   HG_ERR_UPSTREAM_UNAVAILABLE: { status: 503, slug: 'upstream-unavailable', title: 'Service Unavailable', detail: 'The upstream service is failing, so requests to it are paused; try again after Retry-After seconds.' },

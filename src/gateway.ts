@@ -111,6 +111,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
   metrics.setJwksAgeSource(() => current.keySource.remote?.ageSeconds() ?? Number.NaN);
   // Each breaker belongs to its service's client, which a reload keeps unless that service changed.
   metrics.setBreakerStateSource(() => current.services.breakerStates());
+  metrics.setLogDroppedSource(() => logger.droppedLines?.() ?? 0);
 
   const publicServer = createPublicServer(initial.server, current.dispatch);
   const { server } = publicServer;
@@ -201,7 +202,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
       drainState.draining = true;
       readiness.closing = true;
       closing ??= drain(server, drainTimeoutMs).then(async () => {
-        publicServer.keepAlive.stop();
+        publicServer.sweeper.stop();
         if (adminServer !== null) await drain(adminServer, 0);
         await current.services.close();
         if (sample !== null) await sample.close();

@@ -7,7 +7,8 @@ import { ConfigError, validateConfig } from './config/validate.ts';
 import { createLogger } from './observability/logger.ts';
 import { runPrimary, workerCount } from './run/primary.ts';
 import type { ConfigSource } from './run/reload.ts';
-import { die, serve } from './run/serve.ts';
+import { die } from './run/exit.ts';
+import { serve } from './run/serve.ts';
 
 const USAGE = `usage: hypergate [--config FILE] [--check-config]
 
@@ -83,7 +84,8 @@ async function main(): Promise<void> {
     if (err instanceof ConfigError) die(['invalid configuration, not starting:', ...err.problems.map((p) => `  ${p}`)]);
     throw err;
   }
-  const logger = createLogger(config.log.level);
+  // A cluster's processes share stdout: each writes its lines so they never interleave.
+  const logger = createLogger(config.log.level, undefined, { maxBufferBytes: config.log.maxBufferBytes, sharedStdout: cluster.isWorker || workerCount(config) > 1, workerId: cluster.worker?.id });
   if (cluster.isPrimary && workerCount(config) > 1) {
     await runPrimary(config, source, logger);
     return;

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { AuthConfig } from '../config/types.ts';
 import { HgError } from '../errors.ts';
+import type { ClientAddressOf } from '../http/client-address.ts';
 import type { RateLimiter } from '../http/rate-limit.ts';
 import { HgRequest } from '../http/response.ts';
 import { readBearerToken } from './bearer.ts';
@@ -33,10 +34,11 @@ function requireScope(req: IncomingMessage, principal: Principal, scope: string)
  * crypto and counts against its subject only. Requests refused before a token (none, malformed)
  * count against the address. Over the limit the answer is 429 instead of what it would have been.
  * A key-source outage (503) is ours, not the client's: what it took is given back.
+ * The client address is the one the access log shows (server.trustProxy, client-address.ts).
  */
-export function authorizeLimited(req: IncomingMessage, verifier: TokenVerifier, auth: AuthConfig, scope: string, limiter: RateLimiter): Principal | Promise<Principal> {
-  // The one place the client's address is read.
-  const address = req.socket.remoteAddress;
+export function authorizeLimited(req: IncomingMessage, verifier: TokenVerifier, auth: AuthConfig, scope: string, limiter: RateLimiter, clientAddress: ClientAddressOf): Principal | Promise<Principal> {
+  // The one place the client's address is read: the one the access log shows (server.trustProxy).
+  const address = clientAddress(req);
   let token: string;
   try {
     token = readBearerToken(req, auth.maxTokenBytes);

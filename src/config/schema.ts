@@ -123,11 +123,15 @@ export const CONFIG_SCHEMA: Rule = {
         headersTimeoutMs: int(1, MAX_MS),
         requestTimeoutMs: int(1, MAX_MS),
         keepAliveTimeoutMs: int(0, MAX_MS),
+        // 0 switches it off.
+        sendTimeoutMs: int(0, MAX_MS),
         maxHeaderBytes: int(1024, 1024 * 1024),
         maxUrlBytes: int(64, 1024 * 1024),
         maxHeaderCount: int(8, 10_000),
         // Largest request body a write may carry; over it: 413 while it streams.
         maxBodyBytes: int(1, 64 * 1024 * 1024),
+        // IP addresses and CIDR ranges (checked across keys).
+        trustProxy: { kind: 'strings' },
         // A number of worker processes, or "auto" for one per core (node:cluster).
         workers: { kind: 'integer', min: 1, max: 256, orWord: 'auto' },
         // Where the process that handles SIGHUP writes its pid; null writes none.
@@ -199,6 +203,9 @@ export const CONFIG_SCHEMA: Rule = {
       keys: {
         origins: { kind: 'strings' },
         maxAgeSeconds: int(0, 86_400),
+        // Header names (HTTP tokens, checked across keys).
+        exposeHeaders: { kind: 'strings' },
+        allowHeaders: { kind: 'strings' },
       },
     },
     sampleUpstream: {
@@ -207,7 +214,12 @@ export const CONFIG_SCHEMA: Rule = {
     },
     log: {
       kind: 'section',
-      keys: { level: { kind: 'string', oneOf: LOG_LEVELS }, access: { kind: 'boolean' } },
+      keys: {
+        level: { kind: 'string', oneOf: LOG_LEVELS },
+        access: { kind: 'boolean' },
+        // 64 KiB (one pipe buffer) to 1 GiB.
+        maxBufferBytes: int(65_536, 1024 * 1024 * 1024),
+      },
     },
     admin: {
       kind: 'section',

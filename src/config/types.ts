@@ -8,7 +8,13 @@ export interface ServerConfig {
   readonly headersTimeoutMs: number;
   /** Time allowed to receive a whole request, in ms. */
   readonly requestTimeoutMs: number;
+  /** Idle time before a kept-alive connection is closed, in ms; 0 never. */
   readonly keepAliveTimeoutMs: number;
+  /**
+   * Time an answer may go without any of it being written to the client before its connection is
+   * closed, in ms (nginx's send_timeout: between two writes, not for the whole answer); 0 never.
+   */
+  readonly sendTimeoutMs: number;
   /** Upper bound on the request head (request line + headers), in bytes; over it: 431. */
   readonly maxHeaderBytes: number;
   /** Longest request target accepted, in bytes; over it: 414. */
@@ -17,6 +23,11 @@ export interface ServerConfig {
   readonly maxHeaderCount: number;
   /** Largest request body a write may carry, in bytes; over it: 413, refused while it streams. */
   readonly maxBodyBytes: number;
+  /**
+   * Addresses and CIDR ranges of proxies whose X-Forwarded-For is believed (client-address.ts);
+   * empty: the client is always the connection's peer.
+   */
+  readonly trustProxy: readonly string[];
   /** Worker processes (node:cluster); "auto" means one per core. 1 runs no cluster at all. */
   readonly workers: number | 'auto';
   /**
@@ -203,6 +214,10 @@ export interface CorsConfig {
   readonly origins: readonly string[];
   /** How long a browser may cache a preflight answer, in seconds (Access-Control-Max-Age). */
   readonly maxAgeSeconds: number;
+  /** Response header names a script may read, added to the defaults (cors.ts EXPOSED_HEADERS). */
+  readonly exposeHeaders: readonly string[];
+  /** Request header names a browser may send, added to the defaults (cors.ts ALLOWED_HEADERS). */
+  readonly allowHeaders: readonly string[];
 }
 
 export interface Config {
@@ -227,6 +242,11 @@ export interface LogConfig {
   readonly level: LogLevel;
   /** One JSON access-log line per request. */
   readonly access: boolean;
+  /**
+   * Most bytes of log lines waiting for a slow reader of stdout, in bytes (per process); lines
+   * past it are dropped and counted (hypergate_log_lines_dropped_total). Fixed at start.
+   */
+  readonly maxBufferBytes: number;
 }
 
 /** The operations listener: health, readiness, metrics, cache purge. Never the public port. */

@@ -1,5 +1,6 @@
 import { closest } from './closest.ts';
 import { describeValue } from './describe.ts';
+import { isAddressOrRange } from '../http/client-address.ts';
 import { CONFIG_SCHEMA, type Rule } from './schema.ts';
 import { checkResources } from './resource-checks.ts';
 import { checkServices } from './service-checks.ts';
@@ -33,9 +34,6 @@ class Problems {
     this.list.push(`${this.name(path)}: ${message}`);
   }
 }
-
-/** An HTTP field name (RFC 9110 section 5.1: a token). */
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
  * Checks `value` against `rule` and returns it with left-out optional keys filled in; every
@@ -148,6 +146,9 @@ function isOrigin(value: string): boolean {
   }
 }
 
+/** A field name (RFC 9110 section 5.1): a token (section 5.6.2). */
+const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
 /** Rules that span several keys: one key source, the algorithm allow-list that fits it. */
 function checkAcrossKeys(config: Config, problems: Problems, env: NodeJS.ProcessEnv): void {
   const { auth, server } = config;
@@ -174,8 +175,16 @@ function checkAcrossKeys(config: Config, problems: Problems, env: NodeJS.Process
     problems.add('admin.port', `must differ from ${problems.name('server.port')} (the admin listener is never the public one)`);
   }
   if (/\s/.test(auth.readAnyScope)) problems.add('auth.readAnyScope', 'expected a single scope without spaces');
+  for (const entry of server.trustProxy) {
+    if (!isAddressOrRange(entry)) problems.add('server.trustProxy', `"${entry}" is not an IP address or a CIDR range (10.0.0.0/8, fd00::/8)`);
+  }
+  for (const key of ['exposeHeaders', 'allowHeaders'] as const) {
+    for (const name of config.cors[key]) {
+      if (!HTTP_TOKEN.test(name)) problems.add(`cors.${key}`, `"${name}" is not a header name (an HTTP token, RFC 9110 section 5.1)`);
+    }
+  }
   // Keys of named entries (resources, services) never come from the environment: plain problems.
-  checkServices(config, problems.list, TOKEN, env);
+  checkServices(config, problems.list, HTTP_TOKEN, env);
   checkResources(config, problems.list);
   for (const origin of config.cors.origins) {
     if (origin !== '*' && !isOrigin(origin)) problems.add('cors.origins', `"${origin}" is not an origin (scheme://host[:port], no path), nor "*"`);

@@ -5,6 +5,7 @@ import { ResponseCache } from '../cache/response-cache.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config/types.ts';
 import type { GatewayContext } from '../context.ts';
+import { clientAddressRule } from '../http/client-address.ts';
 import { CorsPolicy } from '../http/cors.ts';
 import { createDispatcher, type DrainState } from '../http/dispatch.ts';
 import { RateLimiter } from '../http/rate-limit.ts';
@@ -75,7 +76,9 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
   const limiter = previous !== null && same(previous.config.rateLimit, config.rateLimit) ? previous.limiter : RateLimiter.create(config.rateLimit, clock);
   const ctx: GatewayContext = { config, clock, logger, verifier, cache, metrics };
   const kit = new ResourceKit(ctx);
-  const access = new Access(ctx, limiter);
+  // One rule for whom a request is from, so rate limits and the access log agree behind a proxy.
+  const clientAddress = clientAddressRule(config.server.trustProxy);
+  const access = new Access(ctx, limiter, clientAddress);
   const table = compileResources(config, services, claims);
   // One table for the router and the OpenAPI document, so the document lists exactly what answers.
   const routes: RouteDef[] = [...apiRootRoutes(ctx, kit, access, table), ...readRoutes(table, kit, access)];
@@ -86,6 +89,7 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
     metrics,
     accessLog: config.log.access,
     ids: parts.ids,
+    clientAddress,
   });
   return { config, keySource, verifier, keysKept, cache, services, limiter, table, routes: router.routes, dispatch };
 }

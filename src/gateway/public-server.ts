@@ -1,12 +1,13 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { ServerConfig } from '../config/types.ts';
 import { handleClientError, refuseConnect } from '../http/client-error.ts';
-import { KeepAliveSweeper } from '../http/keep-alive.ts';
+import { ConnectionSweeper } from '../http/keep-alive.ts';
 import { HgRequest, HgResponse } from '../http/response.ts';
 
 export interface PublicServer {
   readonly server: Server;
-  readonly keepAlive: KeepAliveSweeper;
+  /** server.keepAliveTimeoutMs and server.sendTimeoutMs. */
+  readonly sweeper: ConnectionSweeper;
   /** Applies the server.* settings that can change without a restart (reload). */
   apply(s: ServerConfig): void;
   /** Hands new requests to another dispatcher (reload); requests under way finish on the old one. */
@@ -34,8 +35,8 @@ export function createPublicServer(s: ServerConfig, initial: Dispatch): PublicSe
     // dropped, so a second Host is seen (400) and list fields like If-None-Match keep every member.
     joinDuplicateHeaders: true,
   });
-  // server.keepAliveTimeoutMs, without Node's per-request timer (see keep-alive.ts).
-  const keepAlive = new KeepAliveSweeper(server, s.keepAliveTimeoutMs);
+  // server.keepAliveTimeoutMs and server.sendTimeoutMs, without per-request timers (see keep-alive.ts).
+  const sweeper = new ConnectionSweeper(server, { keepAliveMs: s.keepAliveTimeoutMs, sendMs: s.sendTimeoutMs });
   // The dispatcher is the listener itself: no wrapper call per request on the hot path.
   server.on('request', dispatch);
   server.on('clientError', handleClientError);
@@ -49,7 +50,7 @@ export function createPublicServer(s: ServerConfig, initial: Dispatch): PublicSe
   const apply = (next: ServerConfig): void => {
     server.headersTimeout = next.headersTimeoutMs;
     server.requestTimeout = next.requestTimeoutMs;
-    keepAlive.setTimeout(next.keepAliveTimeoutMs);
+    sweeper.setTimeouts({ keepAliveMs: next.keepAliveTimeoutMs, sendMs: next.sendTimeoutMs });
     // Node drops header fields past maxHeadersCount without a word; keeping one more lets the
     // dispatcher see that the request went over server.maxHeaderCount and answer 431.
     server.maxHeadersCount = next.maxHeaderCount + 1;
@@ -60,5 +61,5 @@ export function createPublicServer(s: ServerConfig, initial: Dispatch): PublicSe
     dispatch = next;
   };
   apply(s);
-  return { server, keepAlive, apply, setDispatch };
+  return { server, sweeper, apply, setDispatch };
 }

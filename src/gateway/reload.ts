@@ -32,7 +32,7 @@ export interface ReloadResult {
 
 /**
  * The keys a running gateway cannot apply in place: what changed among them takes effect only
- * after a restart (listening addresses and workers; maxHeaderBytes is handed to each connection's
+ * after a restart (listening addresses and workers; the logger's buffer; maxHeaderBytes is handed to each connection's
  * parser when it is created; the pid file is written once; the embedded sample service is started once).
  */
 export function restartRequired(previous: Config, next: Config, initial: Config, embedded: boolean): string[] {
@@ -43,6 +43,7 @@ export function restartRequired(previous: Config, next: Config, initial: Config,
   for (const key of ['host', 'port'] as const) {
     if (!same(previous.admin[key], next.admin[key])) keys.push(`admin.${key}`);
   }
+  if (previous.log.maxBufferBytes !== next.log.maxBufferBytes) keys.push('log.maxBufferBytes');
   if (embedded && next.upstream.url === null && next.sampleUpstream.customers !== initial.sampleUpstream.customers) keys.push('sampleUpstream.customers');
   return keys;
 }

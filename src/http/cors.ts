@@ -2,10 +2,26 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CorsConfig } from '../config/types.ts';
 import type { Router } from './router.ts';
 
-/** Request headers a browser may send (Authorization for the bearer token; If-None-Match for revalidation). */
-const ALLOWED_HEADERS = 'Authorization, Accept, If-None-Match';
-/** Response headers a script may read besides the CORS-safelisted ones. */
-const EXPOSED_HEADERS = 'ETag, Cache-Status, Age';
+/** Request headers a browser may send (Authorization for the bearer token; If-None-Match for revalidation); cors.allowHeaders adds to them. */
+export const ALLOWED_HEADERS: readonly string[] = ['Authorization', 'Accept', 'If-None-Match'];
+/**
+ * Response headers a script may read besides the CORS-safelisted ones: caching (ETag,
+ * Cache-Status, Age), the request id to quote in a report, and what a 429 or 503 says about when
+ * to come back (Retry-After, the RateLimit fields); cors.exposeHeaders adds to them.
+ */
+export const EXPOSED_HEADERS: readonly string[] = ['ETag', 'Cache-Status', 'Age', 'X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy'];
+
+/** The defaults and the configured names, each once (names compare case-insensitively), as one field value. */
+function headerList(defaults: readonly string[], added: readonly string[]): string {
+  const seen = new Set<string>();
+  const names: string[] = [];
+  for (const name of [...defaults, ...added]) {
+    if (seen.has(name.toLowerCase())) continue;
+    seen.add(name.toLowerCase());
+    names.push(name);
+  }
+  return names.join(', ');
+}
 
 /**
  * CORS (Fetch standard, "CORS protocol") for an allow-list of origins. The allowed origin is
@@ -16,11 +32,15 @@ export class CorsPolicy {
   readonly #origins: ReadonlySet<string>;
   readonly #any: boolean;
   readonly #maxAge: string;
+  readonly #allowHeaders: string;
+  readonly #exposeHeaders: string;
 
   constructor(config: CorsConfig) {
     this.#origins = new Set(config.origins);
     this.#any = this.#origins.has('*');
     this.#maxAge = String(config.maxAgeSeconds);
+    this.#allowHeaders = headerList(ALLOWED_HEADERS, config.allowHeaders);
+    this.#exposeHeaders = headerList(EXPOSED_HEADERS, config.exposeHeaders);
   }
 
   allows(origin: string): boolean {
@@ -41,7 +61,7 @@ export class CorsPolicy {
       if (allowed.length === 0) return false; // unknown path: the router's 404
       res.writeHead(204, {
         'Access-Control-Allow-Methods': allowed.join(', '),
-        'Access-Control-Allow-Headers': ALLOWED_HEADERS,
+        'Access-Control-Allow-Headers': this.#allowHeaders,
         'Access-Control-Max-Age': this.#maxAge,
         'Cache-Control': 'no-store',
         'Content-Length': 0,
@@ -49,7 +69,7 @@ export class CorsPolicy {
       res.end();
       return true;
     }
-    res.setHeader('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+    res.setHeader('Access-Control-Expose-Headers', this.#exposeHeaders);
     return false;
   }
 }

@@ -5,6 +5,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 
 import { isSafeRequestId, RequestIds } from '../observability/request-id.ts';
+import { clientAddressRule, type ClientAddressOf } from './client-address.ts';
 import { markBusy, markIdle } from './keep-alive.ts';
 import type { CorsPolicy } from './cors.ts';
 import { sendProblem } from './problem.ts';
@@ -30,6 +31,8 @@ export interface DispatchObservers {
   /** Write one access-log line per request (log.access). */
   readonly accessLog: boolean;
   readonly ids?: RequestIds;
+  /** The client address the access log shows (server.trustProxy); the peer when absent. */
+  readonly clientAddress?: ClientAddressOf;
 }
 
 /**
@@ -51,6 +54,7 @@ export function createDispatcher(
   const stats = metrics?.requests;
   const ids = observers?.ids ?? new RequestIds();
   const accessLog = observers?.accessLog === true ? (logger.accessLog ?? null) : null;
+  const clientAddress = observers?.clientAddress ?? clientAddressRule([]);
 
   function record(req: IncomingMessage, res: HgResponse): void {
     if (res.recorded) return;
@@ -64,7 +68,7 @@ export function createDispatcher(
       metrics.inFlight--;
       stats?.observe(res.routeIndex, req.method, status, ms);
     }
-    accessLog?.write(res.requestId, req.method, pathOf(req.url ?? '/'), status, res.bytes, ms, res.upstreamMs, res.cacheOutcome, (req as HgRequest).subject, endedAt);
+    accessLog?.write(res.requestId, req.method, req.url ?? '/', status, res.bytes, ms, res.upstreamMs, res.cacheOutcome, (req as HgRequest).subject, clientAddress(req), req.headers['user-agent'], endedAt);
   }
 
   function onClose(this: HgResponse): void {
@@ -76,8 +80,9 @@ export function createDispatcher(
     const reqId = (res as HgResponse).requestId;
     if (err instanceof HgError) {
       // detail says what went wrong (the upstream's status, the field a record lacks); cause is
-      // the exception behind it, when there is one (a refused connection, a parse error).
-      if (err.status >= 500) {
+      // the exception behind it, when there is one (a refused connection, a parse error). A refused
+      // pipelined request is the client's doing, and one read can hold thousands: its access line says enough.
+      if (err.status >= 500 && err.code !== 'HG_ERR_PIPELINE_TOO_DEEP') {
         const cause = err.cause === undefined ? undefined : causeText(err.cause);
         logger.error('request failed', { reqId, method: req.method, path: pathOf(req.url ?? '/'), status: err.status, code: err.code, detail: err.detail, cause });
       }
@@ -92,7 +97,7 @@ export function createDispatcher(
   const maxRawHeaders = limits.maxHeaderCount * 2;
 
   return function dispatch(req: IncomingMessage, res: HgResponse): void {
-    markBusy(req.socket);
+    const tooDeep = markBusy(req.socket);
     const incomingId = req.headers['x-request-id'];
     res.requestId = typeof incomingId === 'string' && isSafeRequestId(incomingId) ? incomingId : ids.next();
     if (metrics !== undefined) metrics.inFlight++;
@@ -104,6 +109,10 @@ export function createDispatcher(
     const body = hasBody(req);
     if (body) res.shouldKeepAlive = false;
     try {
+      if (tooDeep) {
+        res.shouldKeepAlive = false;
+        throw new HgError('HG_ERR_PIPELINE_TOO_DEEP');
+      }
       if (url.length > limits.maxUrlBytes) throw new HgError('HG_ERR_URI_TOO_LONG');
       if (req.rawHeaders.length > maxRawHeaders) throw new HgError('HG_ERR_HEADERS_TOO_LARGE', { detail: `The request has more than ${limits.maxHeaderCount} header fields.` });
       const host = req.headers.host;

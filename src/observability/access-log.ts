@@ -1,25 +1,27 @@
 import { performance } from 'node:perf_hooks';
-import { bytesOf, jsonStringBound, putAscii, putBytes, putJsonString, putMillis, putUint } from './json-bytes.ts';
+import { bytesOf, jsonStringBound, putAscii, putBytes, putJsonSlice, putJsonString, putMillis, putUint } from './json-bytes.ts';
 
 /** A batch is written out once it reaches this many bytes, without waiting for the delay. */
 const FLUSH_AT_BYTES = 64 * 1024;
 /** Room past FLUSH_AT_BYTES for the line that crosses it (a longer line is written on its own). */
 const SLACK_BYTES = 16 * 1024;
-/** Room for a line's constant pieces and numbers; its text fields are added to it. */
-const FIXED_BYTES = 256;
+/** Room for a line's constant pieces, numbers and worker id; its text fields are added to it. */
+const FIXED_BYTES = 384;
 
 const HEAD = '{"level":30,"time":';
 const MSG_REQ_ID = ',"msg":"request","reqId":"';
 const METHOD = bytesOf(',"method":"');
 const PATH = bytesOf(',"path":');
+const QUERY = bytesOf(',"query":');
 const STATUS = bytesOf(',"status":');
 const BYTES = bytesOf(',"bytes":');
 const MS = bytesOf(',"ms":');
 const UPSTREAM_MS = bytesOf(',"upstreamMs":');
 const CACHE = bytesOf(',"cache":"');
 const SUB = bytesOf(',"sub":');
+const CLIENT = bytesOf(',"client":');
+const USER_AGENT = bytesOf(',"userAgent":');
 const QUOTE = 0x22;
-const CLOSE = bytesOf('}\n');
 
 /** How late an access line may reach stdout: one write per this many ms at most, under load. */
 export const ACCESS_LOG_MAX_DELAY_MS = 100;
@@ -47,6 +49,8 @@ export class AccessLogWriter {
   #scheduled = false;
   /** Date.now() − performance.now(), read again at each batch. */
   #wallOffset = Date.now() - performance.now();
+  /** The line's end: the worker id (a constant of the process) and the newline. */
+  readonly #close: Uint8Array;
   /** The line's opening up to the request id, for the millisecond #headTime (most lines share one). */
   #head: Uint8Array = new Uint8Array(0);
   #headTime = -1;
@@ -56,20 +60,27 @@ export class AccessLogWriter {
     this.flush();
   };
 
-  constructor(sink: (chunk: Buffer) => void, maxDelayMs = ACCESS_LOG_MAX_DELAY_MS) {
+  /** `workerId`: the cluster worker's id, in every line; none in a single process. */
+  constructor(sink: (chunk: Buffer) => void, maxDelayMs = ACCESS_LOG_MAX_DELAY_MS, workerId?: number) {
     this.#sink = sink;
     this.#maxDelayMs = maxDelayMs;
+    this.#close = bytesOf(workerId === undefined ? '}\n' : `,"worker":${workerId}}\n`);
   }
 
   /**
    * One line for one finished request. `endedAt` is performance.now() when it finished (the line's
-   * time); `upstreamMs` < 0 and `cache` '' are left out, as is an undefined method or sub.
-   * `reqId` is a safe token (request-id.ts), `method` an HTTP token from llhttp and `cache` one of
-   * our own words: they are copied as they are. Only path and sub, from the client, are escaped.
+   * time); `upstreamMs` < 0 and `cache` '' are left out, as is an undefined method, sub, client or
+   * userAgent, and an empty query. `url` is the request target: its path and its query (after `?`)
+   * are written as two fields, straight from it. `reqId` is a safe token (request-id.ts), `method`
+   * an HTTP token from llhttp and `cache` one of our own words: they are copied as they are. The
+   * rest comes from the client (the client address from X-Forwarded-For, with server.trustProxy)
+   * and is escaped.
    */
-  write(reqId: string, method: string | undefined, path: string, status: number, bytes: number, ms: number, upstreamMs: number, cache: string, sub: string | undefined, endedAt: number): void {
+  write(reqId: string, method: string | undefined, url: string, status: number, bytes: number, ms: number, upstreamMs: number, cache: string, sub: string | undefined, client: string | undefined, userAgent: string | undefined, endedAt: number): void {
     if (!this.enabled) return;
-    const bound = FIXED_BYTES + reqId.length + (method?.length ?? 0) + cache.length + jsonStringBound(path) + (sub === undefined ? 0 : jsonStringBound(sub));
+    const bound =
+      FIXED_BYTES + reqId.length + (method?.length ?? 0) + cache.length + jsonStringBound(url) +
+      (sub === undefined ? 0 : jsonStringBound(sub)) + (client === undefined ? 0 : jsonStringBound(client)) + (userAgent === undefined ? 0 : jsonStringBound(userAgent));
     if (this.#used + bound > this.#pending.length) this.flush();
     // The first line of a batch reads the wall clock again: it may have been stepped while idle.
     if (this.#used === 0) this.#wallOffset = Date.now() - performance.now();
@@ -90,8 +101,13 @@ export class AccessLogWriter {
       at = putAscii(buf, at, method);
       buf[at++] = QUOTE;
     }
+    const q = url.indexOf('?');
     at = putBytes(buf, at, PATH);
-    at = putJsonString(buf, at, path);
+    at = putJsonSlice(buf, at, url, 0, q === -1 ? url.length : q);
+    if (q !== -1 && q + 1 < url.length) {
+      at = putBytes(buf, at, QUERY);
+      at = putJsonSlice(buf, at, url, q + 1, url.length);
+    }
     at = putBytes(buf, at, STATUS);
     at = putUint(buf, at, status);
     at = putBytes(buf, at, BYTES);
@@ -111,7 +127,15 @@ export class AccessLogWriter {
       at = putBytes(buf, at, SUB);
       at = putJsonString(buf, at, sub);
     }
-    at = putBytes(buf, at, CLOSE);
+    if (client !== undefined) {
+      at = putBytes(buf, at, CLIENT);
+      at = putJsonString(buf, at, client);
+    }
+    if (userAgent !== undefined) {
+      at = putBytes(buf, at, USER_AGENT);
+      at = putJsonString(buf, at, userAgent);
+    }
+    at = putBytes(buf, at, this.#close);
     if (own) {
       this.#sink(buf.subarray(0, at));
       return;

@@ -34,15 +34,20 @@ export function jsonStringBound(text: string): number {
  * pino would write it.
  */
 export function putJsonString(buf: Buffer, pos: number, text: string): number {
+  return putJsonSlice(buf, pos, text, 0, text.length);
+}
+
+/** `text.slice(from, to)` as putJsonString writes it, without making the slice (it is made only to escape it). */
+export function putJsonSlice(buf: Buffer, pos: number, text: string, from: number, to: number): number {
   buf[pos] = 0x22;
-  const start = pos + 1;
-  for (let i = 0; i < text.length; i++) {
+  const start = pos + 1 - from;
+  for (let i = from; i < to; i++) {
     const c = text.charCodeAt(i);
-    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return pos + buf.write(JSON.stringify(text), pos, 'utf8');
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return pos + buf.write(JSON.stringify(text.slice(from, to)), pos, 'utf8');
     buf[start + i] = c;
   }
-  buf[start + text.length] = 0x22;
-  return start + text.length + 1;
+  buf[start + to] = 0x22;
+  return start + to + 1;
 }
 
 /** A non-negative integer below 2^53, in decimal. */

@@ -1,7 +1,7 @@
-import { pino, type DestinationStream, type Logger as Pino } from 'pino';
-import sonicBoom from 'sonic-boom';
+import { pino, type Logger as Pino } from 'pino';
 import type { LogLevel } from '../config/types.ts';
 import { AccessLogWriter } from './access-log.ts';
+import { DEFAULT_LOG_BUFFER_BYTES, StdoutSink } from './stdout-sink.ts';
 
 export type LogFields = Readonly<Record<string, string | number | boolean | null | undefined>>;
 
@@ -14,8 +14,24 @@ export interface Logger {
   readonly accessLog?: AccessLogWriter;
   /** Changes the level at run time (SIGHUP reload). */
   setLevel?(level: LogLevel): void;
-  /** Writes out anything buffered; call before process.exit. */
+  /**
+   * Hands anything batched to stdout now, without waiting: what the fd takes at once is written
+   * (the last resort of an exit that cannot wait, such as an uncaught exception).
+   */
   flush?(): void;
+  /** flush(), then resolves once every line is written, or after `timeoutMs` (a stalled reader). */
+  drain?(timeoutMs: number): Promise<void>;
+  /** Lines dropped because stdout's reader fell behind by more than log.maxBufferBytes, or was gone. */
+  droppedLines?(): number;
+}
+
+export interface LoggerOptions {
+  /** log.maxBufferBytes: most bytes waiting for stdout's reader before lines are dropped. */
+  readonly maxBufferBytes?: number;
+  /** Other processes write to the same stdout (a cluster): lines are written so they never interleave. */
+  readonly sharedStdout?: boolean;
+  /** The cluster worker's id, in every line as `worker`; none in a single process or the primary. */
+  readonly workerId?: number;
 }
 
 /**
@@ -26,33 +42,26 @@ const REDACT = ['authorization', 'token', 'headers.authorization', '*.authorizat
 
 /**
  * The pino-backed logger: one JSON object per line on stdout (or `write`). Access lines skip pino:
- * their fields are fixed and known, so AccessLogWriter builds them by hand and hands the
- * destination batches (the hot path's largest saving; see access-log.ts).
+ * their fields are fixed and known, so AccessLogWriter builds them by hand and hands the sink
+ * batches (the hot path's largest saving; see access-log.ts).
  *
- * Writes are synchronous (pino's default). With asynchronous writes a line whose write(2) was
- * still queued in libuv's pool when process.exit ran was lost, and flushSync cannot reach it: the
- * shutdown test saw the "shutting down" line vanish under load. Other lines are rare (start-up,
- * warnings, 5xx) and access lines go out at most once per 64 KB or 100 ms, so sync costs little;
- * a slow reader of stdout then slows the gateway instead of growing its memory.
+ * Both go through one StdoutSink, which never blocks: a reader of stdout that stalls makes lines
+ * wait in a bounded queue, then drops and counts them, and serving goes on (see stdout-sink.ts).
+ * Lines are written whole, so they never interleave. A `write` callback (tests, embedding) gets
+ * each line as it is logged, as from pino.
  */
-export function createLogger(level: LogLevel, write?: (line: string) => void): Logger {
-  const dest: DestinationStream & { flushSync?: () => void } =
-    write === undefined ? pino.destination({ dest: 1, sync: true }) : { write };
-  const main: Pino = pino({ level, redact: REDACT, base: { pid: process.pid } }, dest);
-  // Access batches go to stdout through their own SonicBoom in buffer mode (pino's is for strings);
-  // both write whole lines, so lines never interleave. A `write` callback (tests, embedding) gets
-  // each line as it is logged, as from pino.
-  const accessDest =
-    write === undefined
-      ? byteStdout((err) => {
-          if (err.code !== 'EPIPE') main.error({ code: err.code ?? err.message }, 'cannot write the access log: access lines are dropped from now on');
-        })
-      : null;
+export function createLogger(level: LogLevel, write?: (line: string) => void, options: LoggerOptions = {}): Logger {
+  const sink = write === undefined ? new StdoutSink(1, { maxBytes: options.maxBufferBytes ?? DEFAULT_LOG_BUFFER_BYTES, shared: options.sharedStdout === true }) : null;
+  const base = options.workerId === undefined ? { pid: process.pid } : { pid: process.pid, worker: options.workerId };
+  const main: Pino = pino({ level, redact: REDACT, base }, sink === null ? { write: write as (line: string) => void } : { write: (line: string) => sink.write(line) });
   const access =
-    accessDest === null
-      ? new AccessLogWriter((chunk) => splitLines(chunk.toString('utf8'), write as (line: string) => void), 0)
-      : new AccessLogWriter((chunk) => accessDest.write(chunk));
+    sink === null
+      ? new AccessLogWriter((chunk) => splitLines(chunk.toString('utf8'), write as (line: string) => void), 0, options.workerId)
+      : new AccessLogWriter((chunk) => sink.write(chunk), undefined, options.workerId);
   access.enabled = level !== 'silent';
+  if (sink !== null) {
+    sink.recovered = (dropped) => main.warn({ event: 'log-dropped', dropped }, `${dropped} log lines were dropped: the reader of stdout fell behind by more than log.maxBufferBytes`);
+  }
   return {
     debug: (msg, fields) => main.debug(fields ?? {}, msg),
     info: (msg, fields) => main.info(fields ?? {}, msg),
@@ -63,40 +72,13 @@ export function createLogger(level: LogLevel, write?: (line: string) => void): L
       main.level = next;
       access.enabled = next !== 'silent';
     },
-    flush: () => {
+    flush: () => access.flush(),
+    drain: (timeoutMs) => {
       access.flush();
-      for (const stream of [accessDest, dest]) {
-        try {
-          stream?.flushSync?.();
-        } catch {
-          // Nothing was buffered, or stdout is gone: nothing left to save.
-        }
-      }
+      return sink === null ? Promise.resolve() : sink.drained(timeoutMs);
     },
+    droppedLines: () => sink?.dropped ?? 0,
   };
-}
-
-/** Bytes written as they are (sonic-boom's buffer mode), one more handle on stdout. */
-interface ByteSink {
-  write(chunk: Buffer): boolean;
-  flushSync(): void;
-  on(event: 'error', listener: (err: NodeJS.ErrnoException) => void): unknown;
-}
-
-/**
- * A failed write is an 'error' event, thrown when nobody listens: with the reader of stdout gone
- * (EPIPE) the next batch took the process down. As pino does for its own destination, the sink
- * then stops writing; sonic-boom would otherwise keep every failed batch and retry it forever.
- */
-function byteStdout(failed: (err: NodeJS.ErrnoException) => void): ByteSink {
-  // sonic-boom's type definitions describe only its utf8 mode; in buffer mode write takes Buffers.
-  const sink = new sonicBoom.SonicBoom({ fd: 1, sync: true, contentMode: 'buffer' }) as unknown as ByteSink;
-  sink.on('error', (err) => {
-    sink.write = () => true;
-    sink.flushSync = noop;
-    failed(err);
-  });
-  return sink;
 }
 
 /** A `write` callback gets one line per call, as pino gives it. */

@@ -102,6 +102,7 @@ export class Metrics implements UpstreamObserver {
   #cacheEntries: () => number = () => 0;
   #tokenCacheBytes: () => number = () => 0;
   #jwksAgeSeconds: () => number = () => NaN;
+  #logLinesDropped: () => number = () => 0;
   #breakerSource: (() => Iterable<readonly [string, BreakerStateName]>) | null = null;
   readonly #upstreamTotal: Counter<'service' | 'outcome'>;
   readonly #upstreamSeconds: Histogram<'service' | 'outcome'>;
@@ -130,6 +131,7 @@ export class Metrics implements UpstreamObserver {
     tally('hypergate_cache_misses_total', 'Cache lookups that found nothing fresh', () => this.cache.misses);
     tally('hypergate_cache_stale_total', 'Stale cache entries served', () => this.cache.stale);
     tally('hypergate_cache_evictions_total', 'Cache entries evicted to respect cache.maxEntries or cache.maxBytes', () => this.cache.evictions);
+    tally('hypergate_log_lines_dropped_total', 'Log lines dropped because the reader of stdout fell behind by more than log.maxBufferBytes (or was gone)', () => this.#logLinesDropped());
     new Gauge({ name: 'hypergate_cache_entries', help: 'Entries in the response cache', registers, collect() { this.set(self.#cacheEntries()); } });
     tally('hypergate_token_cache_hits_total', 'Requests whose token was found in the verified-token cache', () => this.tokens.cacheHits);
     new Counter<'result'>({
@@ -194,6 +196,11 @@ export class Metrics implements UpstreamObserver {
   /** Where the JWKS age gauge reads from (the current key source; it changes on reload). */
   setJwksAgeSource(read: () => number): void {
     this.#jwksAgeSeconds = read;
+  }
+
+  /** Where the dropped-log-lines counter reads from (the process's logger). */
+  setLogDroppedSource(read: () => number): void {
+    this.#logLinesDropped = read;
   }
 
   /**

@@ -3,6 +3,7 @@ import { authorize, authorizeLimited } from '../auth/authenticate.ts';
 import { insufficientScope, notOwner } from '../auth/challenge.ts';
 import type { Principal } from '../auth/verifier.ts';
 import type { GatewayContext } from '../context.ts';
+import type { ClientAddressOf } from '../http/client-address.ts';
 import type { RateLimiter } from '../http/rate-limit.ts';
 import type { CompiledResource } from './compile.ts';
 import { paramFromValue, type ParamType, type ParamValue } from './params.ts';
@@ -19,10 +20,13 @@ export class Access {
   readonly #readAny: string;
   /** null when rate limiting is off: then nothing of it runs. */
   readonly #limiter: RateLimiter | null;
+  /** Whose bucket a request without a valid token takes from (server.trustProxy). */
+  readonly #clientAddress: ClientAddressOf;
 
-  constructor(ctx: GatewayContext, limiter: RateLimiter | null = null) {
+  constructor(ctx: GatewayContext, limiter: RateLimiter | null, clientAddress: ClientAddressOf) {
     this.#ctx = ctx;
     this.#limiter = limiter;
+    this.#clientAddress = clientAddress;
     this.#readAny = ctx.config.auth.readAnyScope;
   }
 
@@ -35,7 +39,7 @@ export class Access {
   scoped(req: IncomingMessage, scope: string): Principal | Promise<Principal> {
     const { verifier, config } = this.#ctx;
     if (this.#limiter === null) return authorize(req, verifier, config.auth, scope);
-    return authorizeLimited(req, verifier, config.auth, scope, this.#limiter);
+    return authorizeLimited(req, verifier, config.auth, scope, this.#limiter, this.#clientAddress);
   }
 
   /** The resource's scope plus its owner rule for the item with these values. */

@@ -16,7 +16,7 @@ import type { PrimaryMessage, WorkerMessage } from './messages.ts';
 import { pidFileProblem, writePidFile } from './pid-file.ts';
 import { rereader, type ConfigSource } from './reload.ts';
 import { reloadWorkers } from './rolling-reload.ts';
-import { die } from './serve.ts';
+import { die, exitAfterLogs } from './exit.ts';
 
 export function workerCount(config: Config): number {
   return config.server.workers === 'auto' ? availableParallelism() : config.server.workers;
@@ -152,8 +152,7 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
       logger.info(`admin listener on http://${address.address}:${address.port} (cluster primary)`, { event: 'admin-listening', port: address.port });
     } catch (err) {
       logger.error(`cannot listen on the admin address ${config.admin.host}:${config.admin.port}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { event: 'admin-listening' });
-      logger.flush?.();
-      process.exit(1);
+      return exitAfterLogs(logger, 1);
     }
   }
   process.on('SIGHUP', () => {
@@ -180,8 +179,8 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
     if (stopping) {
       logger.warn('second signal: killing workers', { event: 'shutdown', signal });
       for (const s of slots) s.worker?.process.kill('SIGKILL');
-      logger.flush?.();
-      process.exit(1);
+      void exitAfterLogs(logger, 1);
+      return;
     }
     stopping = true;
     logger.info('shutting down: draining every worker', { event: 'shutdown', signal });
@@ -189,9 +188,8 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
       admin?.close();
       admin?.closeAllConnections();
       logger.info('stopped', { event: 'stopped' });
-      logger.flush?.();
       // The cluster exits 1 if any worker had to cut requests.
-      process.exit(clean.every(Boolean) ? 0 : 1);
+      void exitAfterLogs(logger, clean.every(Boolean) ? 0 : 1);
     });
   };
 
@@ -201,10 +199,7 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
   function giveUp(): void {
     stopping = true;
     logger.error('a worker failed to start; giving up', { event: 'worker-exit', code: 1 });
-    void endWorkers('SIGTERM', GIVE_UP_GRACE_MS).then(() => {
-      logger.flush?.();
-      process.exit(1);
-    });
+    void endWorkers('SIGTERM', GIVE_UP_GRACE_MS).then(() => exitAfterLogs(logger, 1));
   }
 
   process.on('SIGTERM', () => stop('SIGTERM'));

@@ -7,15 +7,10 @@ import type { Config } from '../config/types.ts';
 import { createGateway, type Gateway } from '../gateway.ts';
 import { reloadProblems } from '../gateway/reload.ts';
 import type { Logger } from '../observability/logger.ts';
+import { die, exitAfterLogs } from './exit.ts';
 import type { PrimaryMessage, WorkerMessage } from './messages.ts';
 import { pidFileProblem, writePidFile } from './pid-file.ts';
 import { rereader, type ConfigSource } from './reload.ts';
-
-export function die(lines: readonly string[], logger?: Logger): never {
-  logger?.flush?.();
-  for (const line of lines) process.stderr.write(`hypergate: ${line}\n`);
-  process.exit(1);
-}
 
 async function printDevBanner(gateway: Gateway, baseUrl: string): Promise<void> {
   const keys = gateway.keySource.devKeys;
@@ -67,9 +62,10 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
     new AggregatorRegistry(); // installs prom-client's worker-side listener for the primary's scrapes
     AggregatorRegistry.setRegistries([gateway.metrics.registry]);
   }
-  // Access lines wait up to 100 ms for their batch. Some exits are not ours to flush before: a
+  // Access lines wait up to 100 ms for their batch. Some exits are not ours to wait in: a
   // cluster worker whose primary died is ended by Node itself (process.exit on the IPC
-  // disconnect), and an uncaught exception ends any process. 'exit' runs in all of them.
+  // disconnect), and an uncaught exception ends any process. 'exit' runs in all of them; what
+  // stdout takes at once is written then.
   process.once('exit', () => logger.flush?.());
   // Signals are handled from here on, before listening: a SIGTERM that arrives while the
   // listener opens (a cluster stopping a worker it just started) drains instead of killing.
@@ -77,32 +73,32 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
   const stop = (signal: string): void => {
     if (stopping) {
       logger.warn('second signal: exiting now', { event: 'shutdown', signal });
-      logger.flush?.();
-      process.exit(1);
+      void exitAfterLogs(logger, 1);
+      return;
     }
     stopping = true;
     const drainTimeoutMs = gateway.config.server.drainTimeoutMs;
+    // The listener closes within close(), before the line goes out: whoever reads the line and
+    // connects is refused, however the two processes are scheduled.
+    const closed = gateway.close(drainTimeoutMs);
     logger.info('shutting down: draining in-flight requests', { event: 'shutdown', signal, drainTimeoutMs });
     // server.drainTimeoutMs bounds the whole stop, not only the client connections: past it the
     // process ends at once, even with upstream requests still hanging. Exit 1 says requests were cut.
     const deadline = setTimeout(() => {
       const unfinished = gateway.metrics.inFlight;
       logger.warn('drain time-out: exiting', { event: 'stopped', unfinished, drainTimeoutMs });
-      logger.flush?.();
-      process.exit(unfinished > 0 ? 1 : 0);
+      void exitAfterLogs(logger, unfinished > 0 ? 1 : 0);
     }, drainTimeoutMs);
-    gateway.close(drainTimeoutMs).then(
+    closed.then(
       () => {
         clearTimeout(deadline);
         logger.info('stopped', { event: 'stopped' });
-        logger.flush?.();
-        process.exit(0);
+        void exitAfterLogs(logger, 0);
       },
       (err: unknown) => {
         clearTimeout(deadline);
         logger.error('error while stopping', { event: 'stopped', error: (err as Error).message });
-        logger.flush?.();
-        process.exit(1);
+        void exitAfterLogs(logger, 1);
       },
     );
   };
@@ -135,7 +131,7 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
   }
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const baseUrl = `http://${host}:${address.port}`;
-  logger.info(`listening on ${baseUrl}`, { event: 'listening', port: address.port, worker: worker ? cluster.worker?.id : undefined });
+  logger.info(`listening on ${baseUrl}`, { event: 'listening', port: address.port });
   const admin = gateway.adminAddress();
   if (admin !== null) logger.info(`admin listener on http://${admin.address}:${admin.port} (/healthz, /readyz, /metrics, DELETE /cache, POST /reload)`, { event: 'admin-listening', port: admin.port });
   // Printed URLs never carry credentials (README "Configuration"), whatever a key will allow.

@@ -15,10 +15,23 @@ export interface MainProcess {
   /** Resolves with the exit code. */
   exited(): Promise<number | null>;
   kill(signal?: NodeJS.Signals): void;
+  /**
+   * Stops reading its stdout, as a log shipper that hangs: once the pipe and this side's read
+   * buffer are full, every write(2) of the child to stdout meets a full pipe.
+   */
+  stallStdout(): void;
+  /** Reads its stdout again. */
+  resumeStdout(): void;
 }
 
-export function startMain(args: readonly string[], env: Record<string, string> = {}): MainProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', resolve(PROJECT_ROOT, 'src/main.ts'), ...args], {
+/** Where the process's stdout goes: a pipe this side reads, or a terminal (util-linux `script` reads it and writes to that pipe). */
+export type StdoutKind = 'pipe' | 'terminal';
+
+export function startMain(args: readonly string[], env: Record<string, string> = {}, stdout: StdoutKind = 'pipe'): MainProcess {
+  const argv = [process.execPath, '--import', 'tsx', resolve(PROJECT_ROOT, 'src/main.ts'), ...args];
+  // script -q: no banner; -f: pass output on at once; -e: its exit code is the child's; -c: the command.
+  const [command, ...rest] = stdout === 'pipe' ? argv : ['script', '-qfec', argv.map((a) => `'${a}'`).join(' '), '/dev/null'];
+  const child = spawn(command as string, rest, {
     cwd: PROJECT_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -31,7 +44,8 @@ export function startMain(args: readonly string[], env: Record<string, string> =
     buffer += chunk.toString();
     let nl: number;
     while ((nl = buffer.indexOf('\n')) !== -1) {
-      const line = buffer.slice(0, nl);
+      // A terminal ends lines with CR LF.
+      const line = buffer.slice(0, nl).replace(/\r$/, '');
       buffer = buffer.slice(nl + 1);
       try {
         records.push(JSON.parse(line) as LogRecord);
@@ -76,6 +90,8 @@ export function startMain(args: readonly string[], env: Record<string, string> =
     kill: (signal = 'SIGTERM') => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     },
+    stallStdout: () => child.stdout?.pause(),
+    resumeStdout: () => child.stdout?.resume(),
   };
 }
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
+import { configProblems } from '../helpers/config.ts';
 import { bearer, get } from '../helpers/gateway.ts';
 
 const APP = 'https://app.example.com';
@@ -29,11 +30,11 @@ describe('CORS with an allow-list', () => {
     assert.equal(fx.upstream.hits(), 0);
   });
 
-  test('an allowed origin can read ETag, Cache-Status and Age, and the answer varies on Accept and Origin', async () => {
+  test('an allowed origin can read the caching fields, the request id and when to retry, and the answer varies on Accept and Origin', async () => {
     const res = await get(`${fx.gw.url}/api/customers/42`, { ...bearer(token), origin: APP });
     assert.equal(res.status, 200);
     assert.equal(res.headers['access-control-allow-origin'], APP);
-    assert.equal(res.headers['access-control-expose-headers'], 'ETag, Cache-Status, Age');
+    assert.equal(res.headers['access-control-expose-headers'], 'ETag, Cache-Status, Age, X-Request-Id, Retry-After, RateLimit, RateLimit-Policy');
     assert.equal(res.headers['vary'], 'Accept, Origin');
     // The cache hit carries the same CORS headers.
     const hit = await get(`${fx.gw.url}/api/customers/42`, { ...bearer(token), origin: APP });
@@ -92,5 +93,36 @@ describe('CORS off (the default)', () => {
     assert.equal(res.headers['vary'], 'Accept');
     const pre = await get(`${fx.gw.url}/api/customers/42`, preflight(APP), 'OPTIONS');
     assert.equal(pre.status, 405);
+  });
+});
+
+describe('CORS with cors.exposeHeaders and cors.allowHeaders', () => {
+  let fx: Fixture;
+  before(async () => {
+    fx = await startFixture({ cors: { origins: [APP], exposeHeaders: ['X-Trace', 'etag'], allowHeaders: ['X-Request-Id', 'authorization'] } });
+  });
+  after(() => fx.close());
+
+  test('cors.exposeHeaders adds to the exposed defaults, each name once', async () => {
+    const res = await get(`${fx.gw.url}/api/customers/42`, { ...bearer(await fx.token()), origin: APP });
+    assert.equal(res.headers['access-control-expose-headers'], 'ETag, Cache-Status, Age, X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, X-Trace');
+  });
+
+  test('cors.allowHeaders adds to the headers a preflight allows, each name once', async () => {
+    const res = await get(`${fx.gw.url}/api/customers/42`, preflight(APP), 'OPTIONS');
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['access-control-allow-headers'], 'Authorization, Accept, If-None-Match, X-Request-Id');
+  });
+});
+
+describe('CORS header lists in the config', () => {
+  test('are header names (HTTP tokens); anything else stops the start naming the key', () => {
+    assert.deepEqual(configProblems({ cors: { exposeHeaders: ['X-Trace', 'a.b_c~d'], allowHeaders: ['X-Request-Id'] } }), []);
+    for (const key of ['exposeHeaders', 'allowHeaders']) {
+      for (const bad of ['X Trace', 'X-Trace:', 'Über', 'a,b', '(x)']) {
+        const problems = configProblems({ cors: { [key]: [bad] } });
+        assert.ok(problems.some((p) => p.startsWith(`cors.${key}: ${JSON.stringify(bad)}`)), `${key} ${bad}: ${problems.join('; ')}`);
+      }
+    }
   });
 });

@@ -29,5 +29,8 @@ describe('a process whose stdout reader has gone', () => {
     }
     assert.equal(gw.child.exitCode, null, `the process is still running; stderr:\n${gw.stderr()}`);
     assert.equal((await get(`http://127.0.0.1:${port}/healthz`).catch(() => ({ status: 0 }))).status !== 0, true);
+    // Its exit does not wait for a reader that is gone.
+    gw.child.kill('SIGTERM');
+    assert.equal(await gw.exited, 0);
   });
 });

@@ -16,6 +16,8 @@ interface Line {
   upstreamMs: number;
   cache: string;
   sub: string | undefined;
+  client: string | undefined;
+  userAgent: string | undefined;
   endedAt: number;
 }
 
@@ -29,13 +31,15 @@ const line = (over: Partial<Line> = {}): Line => ({
   upstreamMs: -1,
   cache: 'hit',
   sub: 'alice',
+  client: undefined,
+  userAgent: undefined,
   endedAt: performance.now(),
   ...over,
 });
 
 /** The writer takes its fields as arguments (no object per request); tests name them. */
 function put(writer: AccessLogWriter, l: Line): void {
-  writer.write(l.reqId, l.method, l.path, l.status, l.bytes, l.ms, l.upstreamMs, l.cache, l.sub, l.endedAt);
+  writer.write(l.reqId, l.method, l.path, l.status, l.bytes, l.ms, l.upstreamMs, l.cache, l.sub, l.client, l.userAgent, l.endedAt);
 }
 
 describe('access log writer', () => {
@@ -138,6 +142,41 @@ describe('access log writer', () => {
     assert.equal(total, 2001);
   });
 
+  it('writes the query string apart from the path, and leaves an empty one out', () => {
+    const chunks: string[] = [];
+    const writer = new AccessLogWriter((c) => chunks.push(c.toString('utf8')), 0);
+    put(writer, line({ path: '/api/customers?offset=10&limit=5' }));
+    put(writer, line({ path: '/api/customers/1?' }));
+    put(writer, line({ path: '/a?q="\u00e9"' }));
+    const [first, empty, escaped] = chunks.map((c) => JSON.parse(c) as Record<string, unknown>);
+    assert.equal(first?.['path'], '/api/customers');
+    assert.equal(first?.['query'], 'offset=10&limit=5');
+    assert.equal(empty?.['path'], '/api/customers/1');
+    assert.equal('query' in (empty ?? {}), false);
+    assert.equal(escaped?.['query'], 'q="\u00e9"');
+  });
+
+  it('writes the client address and the user agent, escaped, and leaves out the ones not known', () => {
+    const chunks: string[] = [];
+    const writer = new AccessLogWriter((c) => chunks.push(c.toString('utf8')), 0);
+    put(writer, line({ client: '203.0.113.7', userAgent: 'curl/8.5.0 "quoted" \u00e9' }));
+    put(writer, line());
+    const [known, unknown] = chunks.map((c) => JSON.parse(c) as Record<string, unknown>);
+    assert.equal(known?.['client'], '203.0.113.7');
+    assert.equal(known?.['userAgent'], 'curl/8.5.0 "quoted" \u00e9');
+    assert.equal('client' in (unknown ?? {}), false);
+    assert.equal('userAgent' in (unknown ?? {}), false);
+  });
+
+  it('names the cluster worker in every line, and no worker in a single process', () => {
+    const chunks: string[] = [];
+    new AccessLogWriter((c) => chunks.push(c.toString('utf8')), 0, 3).write('a', 'GET', '/', 200, 0, 0, -1, '', undefined, undefined, undefined, performance.now());
+    new AccessLogWriter((c) => chunks.push(c.toString('utf8')), 0).write('b', 'GET', '/', 200, 0, 0, -1, '', undefined, undefined, undefined, performance.now());
+    const [worker, single] = chunks.map((c) => JSON.parse(c) as Record<string, unknown>);
+    assert.equal(worker?.['worker'], 3);
+    assert.equal('worker' in (single ?? {}), false);
+  });
+
   it('writes nothing when disabled (log.level silent)', async () => {
     const chunks: string[] = [];
     const writer = new AccessLogWriter((c) => chunks.push(c.toString('utf8')));
@@ -181,12 +220,16 @@ describe('JSON bytes', () => {
   it('an access line always parses back to the fields it was given', () => {
     const field = fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 40 }));
     fc.assert(
-      fc.property(field, fc.option(field, { nil: undefined }), fc.nat({ max: 999 }), fc.nat(), fc.double({ min: 0, max: 1e6, noNaN: true }), (path, sub, status, bytes, ms) => {
+      fc.property(field, fc.option(field, { nil: undefined }), fc.nat({ max: 999 }), fc.nat(), fc.double({ min: 0, max: 1e6, noNaN: true }), field, field, (url, sub, status, bytes, ms, client, userAgent) => {
         const chunks: Buffer[] = [];
         const writer = new AccessLogWriter((c) => chunks.push(c), 0);
-        put(writer, line({ path, sub, status, bytes, ms, upstreamMs: ms }));
+        put(writer, line({ path: url, sub, status, bytes, ms, upstreamMs: ms, client, userAgent }));
         const record = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
-        assert.equal(record['path'], path);
+        const q = url.indexOf('?');
+        assert.equal(record['path'], q === -1 ? url : url.slice(0, q));
+        assert.equal(record['query'], q === -1 || q === url.length - 1 ? undefined : url.slice(q + 1));
+        assert.equal(record['client'], client);
+        assert.equal(record['userAgent'], userAgent);
         assert.equal(record['sub'], sub);
         assert.equal(record['status'], status);
         assert.equal(record['bytes'], bytes);

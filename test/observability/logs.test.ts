@@ -34,6 +34,17 @@ describe('access log', () => {
     assert.equal(second['upstreamMs'], undefined);
   });
 
+  it('writes the query apart from the path, the client address, the user agent, and no worker in a single process', async () => {
+    await get(`${fx.gw.url}/api/customers?offset=5&limit=2`, { ...bearer(await fx.token()), 'user-agent': 'hypergate-test/1.0 (fields)', 'x-request-id': 'req-fields' });
+    const line = log.records().find((r) => r['msg'] === 'request' && r['reqId'] === 'req-fields');
+    assert.ok(line, 'an access line');
+    assert.equal(line['path'], '/api/customers');
+    assert.equal(line['query'], 'offset=5&limit=2');
+    assert.equal(line['client'], '127.0.0.1');
+    assert.equal(line['userAgent'], 'hypergate-test/1.0 (fields)');
+    assert.equal('worker' in line, false);
+  });
+
   it('logs every 5xx with its cause and request id', async () => {
     fx.upstream.on('/customers/66', { kind: 'json', status: 500, body: { boom: true } });
     const res = await get(`${fx.gw.url}/api/customers/66`, { ...bearer(await fx.token()), 'x-request-id': 'req-5xx' });
