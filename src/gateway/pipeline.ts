@@ -19,7 +19,9 @@ import { apiRootRoutes } from '../resources/api-root.ts';
 import { compileResources, type ResourceTable } from '../resources/compile.ts';
 import { ResourceKit } from '../resources/kit.ts';
 import { openApiRoutes } from '../resources/openapi.ts';
+import { MemoryIdempotencyStore, type IdempotencyStore } from '../resources/idempotency.ts';
 import { readRoutes } from '../resources/read-routes.ts';
+import { writeRoutes } from '../resources/write-routes.ts';
 import { UpstreamServices } from '../upstream/services.ts';
 import { buildAuth } from './auth.ts';
 
@@ -34,6 +36,8 @@ export interface Pipeline {
   /** One client per upstream service. */
   readonly services: UpstreamServices;
   readonly limiter: RateLimiter | null;
+  /** Idempotency-Key records of writes; kept across reloads that leave idempotency.* as it was. */
+  readonly idempotency: IdempotencyStore;
   /** The compiled resource table the routes, API root, OpenAPI document and purge read. */
   readonly table: ResourceTable;
   readonly routes: readonly RouteDef[];
@@ -80,8 +84,10 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
   const clientAddress = clientAddressRule(config.server.trustProxy);
   const access = new Access(ctx, limiter, clientAddress);
   const table = compileResources(config, services, claims);
+  const idempotency = previous !== null && same(previous.config.idempotency, config.idempotency) ? previous.idempotency : new MemoryIdempotencyStore(config.idempotency, clock);
   // One table for the router and the OpenAPI document, so the document lists exactly what answers.
   const routes: RouteDef[] = [...apiRootRoutes(ctx, kit, access, table), ...readRoutes(table, kit, access)];
+  routes.push(...writeRoutes(table, { ctx, kit, access, idempotency, invalidate: (keys, groups) => void cache.invalidate(keys, groups) }));
   routes.push(...openApiRoutes(ctx, kit, access, () => routes, table));
   const router = createRouter(routes, metrics.requests);
   const cors = config.cors.origins.length > 0 ? new CorsPolicy(config.cors) : null;
@@ -91,5 +97,5 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
     ids: parts.ids,
     clientAddress,
   });
-  return { config, keySource, verifier, keysKept, cache, services, limiter, table, routes: router.routes, dispatch };
+  return { config, keySource, verifier, keysKept, cache, services, limiter, idempotency, table, routes: router.routes, dispatch };
 }

@@ -2,8 +2,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CorsConfig } from '../config/types.ts';
 import type { Router } from './router.ts';
 
-/** Request headers a browser may send (Authorization for the bearer token; If-None-Match for revalidation); cors.allowHeaders adds to them. */
-export const ALLOWED_HEADERS: readonly string[] = ['Authorization', 'Accept', 'If-None-Match'];
+/**
+ * Request headers a browser may send: Authorization for the bearer token, If-None-Match for
+ * revalidation, and what writes use (Content-Type, If-Match, Idempotency-Key); cors.allowHeaders adds to them.
+ */
+export const ALLOWED_HEADERS: readonly string[] = ['Authorization', 'Accept', 'If-None-Match', 'Content-Type', 'If-Match', 'Idempotency-Key'];
 /**
  * Response headers a script may read besides the CORS-safelisted ones: caching (ETag,
  * Cache-Status, Age), the request id to quote in a report, and what a 429 or 503 says about when

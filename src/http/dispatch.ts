@@ -8,6 +8,7 @@ import { isSafeRequestId, RequestIds } from '../observability/request-id.ts';
 import { clientAddressRule, type ClientAddressOf } from './client-address.ts';
 import { markBusy, markIdle } from './keep-alive.ts';
 import type { CorsPolicy } from './cors.ts';
+import { WRITE_BODY_TYPES } from './media-type.ts';
 import { sendProblem } from './problem.ts';
 import type { HgRequest, HgResponse } from './response.ts';
 import type { Router } from './router.ts';
@@ -77,6 +78,9 @@ export function createDispatcher(
 
   const fail = (req: IncomingMessage, res: ServerResponse, err: unknown): void => {
     const headOnly = req.method === 'HEAD';
+    // A body not read to its end (refused, or refused before it was read) closes the connection:
+    // its bytes must never be parsed as a next request, and reading them all could take long.
+    if (hasBody(req) && !req.complete) res.shouldKeepAlive = false;
     const reqId = (res as HgResponse).requestId;
     if (err instanceof HgError) {
       // detail says what went wrong (the upstream's status, the field a record lacks); cause is
@@ -104,10 +108,9 @@ export function createDispatcher(
     const url = req.url ?? '/';
     // A busy keep-alive connection would otherwise carry new requests through the whole drain.
     if (drainState.draining) res.shouldKeepAlive = false;
-    // No route takes a body. One is never read: the connection closes after the answer, so its
-    // bytes are never parsed as a next request and need not be read to the end to keep it alive.
+    // Only writes read a body. Any other is never read: the connection closes after the answer, so
+    // its bytes are never parsed as a next request and need not be read to the end to keep it alive.
     const body = hasBody(req);
-    if (body) res.shouldKeepAlive = false;
     try {
       if (tooDeep) {
         res.shouldKeepAlive = false;
@@ -125,10 +128,14 @@ export function createDispatcher(
         return;
       }
       const entry = router.lookup(req.method ?? 'GET', path);
+      if (entry === null && req.method === 'OPTIONS' && answerOptions(router, path, res)) {
+        record(req, res);
+        return;
+      }
       // 404 and 405 come first: they say more than 413 about what is wrong with the request.
       if (entry === null) throw routeMiss(router, path, res);
       res.routeIndex = entry.routeIndex;
-      if (body) throw new HgError('HG_ERR_PAYLOAD_TOO_LARGE');
+      if (body && !entry.acceptsBody) throw new HgError('HG_ERR_PAYLOAD_TOO_LARGE');
       const pending = entry.handler(req, res, path);
       if (pending !== undefined) {
         res.on('close', onClose);
@@ -157,6 +164,23 @@ function hasBody(req: IncomingMessage): boolean {
 function pathOf(url: string): string {
   const q = url.indexOf('?');
   return q === -1 ? url : url.slice(0, q);
+}
+
+/**
+ * OPTIONS on a known path (RFC 9110 section 9.3.7): 204 with `Allow`, and what the writes there
+ * take (`Accept-Post`, `Accept-Patch`, RFC 5789 section 3.1). No token is needed: it says only
+ * which methods the path's template takes. False for an unknown path (then the router's 404).
+ */
+function answerOptions(router: Router, path: string, res: HgResponse): boolean {
+  const allowed = router.allowedMethods(path);
+  if (allowed.length === 0) return false;
+  res.routeIndex = router.routeIndexAt(path);
+  const headers: Record<string, string | number> = { Allow: allowed.join(', '), 'Cache-Control': 'no-store', 'Content-Length': 0, 'X-Request-Id': res.requestId };
+  if (allowed.includes('POST')) headers['Accept-Post'] = WRITE_BODY_TYPES.POST;
+  if (allowed.includes('PATCH')) headers['Accept-Patch'] = WRITE_BODY_TYPES.PATCH;
+  res.writeHead(204, headers);
+  res.end();
+  return true;
 }
 
 function routeMiss(router: Router, path: string, res: HgResponse): HgError {

@@ -1,3 +1,10 @@
+/** The media type each write takes (RFC 9110 section 9.3; RFC 7396 for PATCH): OPTIONS and 415s name them. */
+export const WRITE_BODY_TYPES = {
+  POST: 'application/json',
+  PUT: 'application/json',
+  PATCH: 'application/merge-patch+json',
+} as const;
+
 /**
  * The media type of a Content-Type field value (RFC 9110 section 8.3.1), lower-cased without
  * parameters, and whether its charset (if any) is UTF-8: JSON is UTF-8 (RFC 8259 section 8.1), so

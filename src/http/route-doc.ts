@@ -5,7 +5,7 @@ export type JsonSchema = Readonly<Record<string, unknown>>;
 
 export interface ParamDoc {
   readonly name: string;
-  readonly in: 'path' | 'query';
+  readonly in: 'path' | 'query' | 'header';
   readonly description: string;
   readonly required: boolean;
   readonly schema: JsonSchema;
@@ -29,4 +29,20 @@ export interface RouteDoc {
   readonly errors: readonly HgErrorCode[];
   /** How HG_ERR_RESOURCE_NOT_FOUND, when listed, names itself on this route (customer-not-found). */
   readonly notFound?: ProblemIdentity;
+  /** A write: its request body and success answers (instead of the read's 200 and 304). */
+  readonly write?: WriteDoc;
+}
+
+/** One success answer of a write. */
+export interface WriteAnswerDoc {
+  readonly status: 200 | 201 | 204;
+  readonly description: string;
+  /** Response headers it carries (described by the generator): Location, ETag, Content-Location. */
+  readonly headers: readonly ('Location' | 'ETag' | 'Content-Location')[];
+}
+
+export interface WriteDoc {
+  /** The body's media type and its JSON Schema; null for DELETE. */
+  readonly body: { readonly mediaType: string; readonly schema: JsonSchema } | null;
+  readonly answers: readonly WriteAnswerDoc[];
 }

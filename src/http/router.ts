@@ -15,6 +15,8 @@ export interface RouteDef {
   readonly handler: RouteHandler;
   /** For the OpenAPI document; a route without one fails the OpenAPI test. */
   readonly doc?: RouteDoc;
+  /** The handler reads a request body (writes); every other route refuses one with 413 unread. */
+  readonly acceptsBody?: boolean;
 }
 
 /** A readable resource answers GET and HEAD with one handler and one description. */
@@ -31,6 +33,7 @@ const ALL_METHODS: readonly RouteMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATC
 export interface RouteEntry {
   readonly handler: RouteHandler;
   readonly routeIndex: number;
+  readonly acceptsBody: boolean;
 }
 
 export interface Router {
@@ -50,7 +53,7 @@ export function createRouter(routes: readonly RouteDef[], stats?: RequestStats):
   const fmw = FindMyWay({ caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 100 });
   for (const route of routes) {
     // Metrics are labelled by pattern, never by the concrete path: bounded label values.
-    const stored: RouteEntry = { handler: route.handler, routeIndex: stats?.routeIndex(route.path) ?? UNMATCHED_ROUTE };
+    const stored: RouteEntry = { handler: route.handler, routeIndex: stats?.routeIndex(route.path) ?? UNMATCHED_ROUTE, acceptsBody: route.acceptsBody === true };
     fmw.on(route.method, route.path, () => {}, stored);
   }
   const lookup = (method: string, path: string): RouteEntry | null => {

@@ -78,11 +78,42 @@ const successHeaders = {
   Vary: { description: 'Accept (and Origin when CORS is on).', schema: { type: 'string' } },
 };
 
-function operation(method: 'GET' | 'HEAD', doc: RouteDoc, rateLimited: boolean): Record<string, unknown> {
+const writeHeaders = {
+  Location: { description: 'The created item\'s path (201).', schema: { type: 'string' } },
+  ETag: { description: 'The validator of the new representation: the ETag a GET of the item in this format answers with; If-Match takes it.', schema: { type: 'string' } },
+  'Content-Location': { description: 'The item the body represents (RFC 9110 section 8.7).', schema: { type: 'string' } },
+} as const;
+
+/** A write's operation: its request body, success answers and problems. */
+function writeOperation(doc: RouteDoc & { write: NonNullable<RouteDoc['write']> }, errors: readonly HgErrorCode[], content: Record<string, unknown>): Record<string, unknown> {
+  const { write } = doc;
+  const answers = Object.fromEntries(
+    write.answers.map((a) => [
+      String(a.status),
+      {
+        description: a.description,
+        ...(a.headers.length > 0 ? { headers: Object.fromEntries(a.headers.map((h) => [h, writeHeaders[h]])) } : {}),
+        ...(a.status === 204 ? {} : { content }),
+      },
+    ]),
+  );
+  return {
+    operationId: doc.operationId,
+    summary: doc.summary,
+    description: doc.description,
+    ...(doc.params.length > 0 ? { parameters: doc.params.map((p) => ({ name: p.name, in: p.in, required: p.required, description: p.description, schema: p.schema })) } : {}),
+    ...(write.body === null ? {} : { requestBody: { required: true, content: { [write.body.mediaType]: { schema: write.body.schema } } } }),
+    security: doc.scopes.length > 0 ? [{ [SECURITY_SCHEME]: [...doc.scopes] }] : [],
+    responses: { ...answers, ...problemResponses(errors, doc.notFound) },
+  };
+}
+
+function operation(method: RouteDef['method'], doc: RouteDoc, rateLimited: boolean): Record<string, unknown> {
   const head = method === 'HEAD';
   const content = Object.fromEntries(Object.entries(doc.ok.content).map(([type, schema]) => [type, { schema: { $ref: `#/components/schemas/${schema}` } }]));
   const authorized = doc.scopes.length > 0;
   const errors = [...doc.errors, ...(authorized ? AUTH_ERRORS : []), ...(authorized && rateLimited ? (['HG_ERR_RATE_LIMITED'] as const) : []), ...COMMON_ERRORS];
+  if (doc.write !== undefined) return writeOperation({ ...doc, write: doc.write }, errors, content);
   return {
     operationId: head ? `${doc.operationId}Head` : doc.operationId,
     summary: head ? `${doc.summary} (headers only)` : doc.summary,
@@ -113,7 +144,7 @@ export function generateOpenApi(routes: readonly RouteDef[], info: OpenApiInfo):
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     if (route.doc === undefined) throw new Error(`route ${route.method} ${route.path} has no doc for the OpenAPI document`);
-    if (route.method !== 'GET' && route.method !== 'HEAD') throw new Error(`route ${route.method} ${route.path}: only GET and HEAD are described`);
+    if (route.method !== 'GET' && route.method !== 'HEAD' && route.doc.write === undefined) throw new Error(`route ${route.method} ${route.path}: only reads and writes are described`);
     const key = openApiPath(route.path);
     paths[key] ??= {};
     (paths[key] as Record<string, unknown>)[route.method.toLowerCase()] = operation(route.method, route.doc, info.rateLimited === true);

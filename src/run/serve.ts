@@ -78,17 +78,19 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
     }
     stopping = true;
     const drainTimeoutMs = gateway.config.server.drainTimeoutMs;
-    // The listener closes within close(), before the line goes out: whoever reads the line and
-    // connects is refused, however the two processes are scheduled.
-    const closed = gateway.close(drainTimeoutMs);
-    logger.info('shutting down: draining in-flight requests', { event: 'shutdown', signal, drainTimeoutMs });
     // server.drainTimeoutMs bounds the whole stop, not only the client connections: past it the
     // process ends at once, even with upstream requests still hanging. Exit 1 says requests were cut.
+    // Armed before close() arms the drain's own cut of the same length: timers of one length fire
+    // in the order they were set, so this one counts the requests before that cut ends them.
     const deadline = setTimeout(() => {
       const unfinished = gateway.metrics.inFlight;
       logger.warn('drain time-out: exiting', { event: 'stopped', unfinished, drainTimeoutMs });
       void exitAfterLogs(logger, unfinished > 0 ? 1 : 0);
     }, drainTimeoutMs);
+    // The listener closes within close(), before the line goes out: whoever reads the line and
+    // connects is refused, however the two processes are scheduled.
+    const closed = gateway.close(drainTimeoutMs);
+    logger.info('shutting down: draining in-flight requests', { event: 'shutdown', signal, drainTimeoutMs });
     closed.then(
       () => {
         clearTimeout(deadline);

@@ -122,6 +122,11 @@ export class UpstreamClient {
   readonly #pool: Pool;
   readonly #basePath: string;
   readonly #timeoutMs: number;
+
+  /** The one deadline of a request to this service, in ms (upstream.timeoutMs). */
+  get timeoutMs(): number {
+    return this.#timeoutMs;
+  }
   readonly #maxBytes: number;
   readonly origin: string;
   readonly #observer: UpstreamObserver | undefined;

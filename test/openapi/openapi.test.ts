@@ -50,7 +50,7 @@ describe('GET /api/openapi.json', () => {
     assert.throws(() => generateOpenApi([{ method: 'GET', path: '/x', handler: () => {} }], info), /has no doc/);
     const doc0 = fx.gw.gateway.routes[0]?.doc;
     assert.ok(doc0);
-    assert.throws(() => generateOpenApi([{ method: 'POST', path: '/x', handler: () => {}, doc: doc0 }], info), /only GET and HEAD/);
+    assert.throws(() => generateOpenApi([{ method: 'POST', path: '/x', handler: () => {}, doc: doc0 }], info), /only reads and writes are described/);
   });
 
   test('it describes exactly the routes the router knows, method by method', () => {
@@ -69,8 +69,9 @@ describe('GET /api/openapi.json', () => {
     assert.deepEqual(list?.parameters?.map((p) => `${p.in}:${p.name}`), ['query:offset', 'query:limit']);
     // Ownership is on in this gateway: the collection needs both scopes.
     assert.deepEqual(list?.security, [{ bearerAuth: ['customers:read', 'customers:read:any'] }]);
+    // Reads need the read scope, writes (README "Writes") the write scope.
     for (const ops of Object.values(doc.paths)) {
-      for (const op of Object.values(ops)) assert.deepEqual(op.security[0]?.['bearerAuth']?.[0], 'customers:read');
+      for (const [method, op] of Object.entries(ops)) assert.deepEqual(op.security[0]?.['bearerAuth']?.[0], method === 'get' || method === 'head' ? 'customers:read' : 'customers:write', method);
     }
   });
 
