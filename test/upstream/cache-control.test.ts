@@ -65,6 +65,7 @@ describe('upstream Cache-Control: max-age and s-maxage', () => {
 
   test('a comma or directive inside a quoted string is not a directive', () => {
     assert.equal(cc('community="a, max-age=1", max-age=30'), 30);
+    assert.equal(cc('community="a \\", max-age=1", max-age=30'), 30, 'an escaped quote does not end the string');
   });
 });
 
