@@ -12,7 +12,7 @@ function jsonLink(link: Link): unknown {
 }
 
 /**
- * The seed's shape: fields, then `links` whose values are paths. A URI template cannot be a bare
+ * The seed's shape (docs/contract.md): fields, then `links` whose values are paths. A URI template cannot be a bare
  * path, so it is `{href, templated: true}`. Collection items come first, as `items`.
  */
 function renderJson(resource: Resource): unknown {

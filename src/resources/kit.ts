@@ -220,7 +220,9 @@ export class ResourceKit {
     }
     res.upstreamMs = performance.now() - started;
     const rep = entry.variants[format] ?? this.#variant(path, entry, format, source);
-    writeRepresentation(req, res, rep, this.#ctx.clock.now(), missStatus(rep.cacheControl !== 'no-store', collapsed));
+    const now = this.#ctx.clock.now();
+    // Stored as `storable` decides: not no-store, and not stale on arrival (an upstream max-age=0 or invalid freshness).
+    writeRepresentation(req, res, rep, now, missStatus(rep.cacheControl !== 'no-store' && rep.expiresAtMs > now, collapsed));
   }
 
   /** The cached entry for `path` if it may still answer `windowMs` after its expiry (never a cached absence). */

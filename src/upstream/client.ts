@@ -8,7 +8,7 @@ import type { UpstreamObserver, UpstreamOutcome } from '../observability/metrics
 import { systemClock, type Clock } from '../clock.ts';
 import { CircuitBreaker, PROBE } from './breaker.ts';
 import type { UpstreamCall } from './call.ts';
-import { parseCacheControl, type UpstreamFreshness } from './cache-control.ts';
+import { freshnessOf, type UpstreamFreshness } from './cache-control.ts';
 
 /**
  * An upstream answer as the resource layer sees it: the decoded body, its freshness and its
@@ -130,6 +130,8 @@ export class UpstreamClient {
   readonly #maxBytes: number;
   readonly origin: string;
   readonly #observer: UpstreamObserver | undefined;
+  /** When an answer arrived: Expires without a Date is measured from it (cache-control.ts). */
+  readonly #clock: Clock;
   readonly breaker: CircuitBreaker;
   /** The service's name, as metrics and messages say it. */
   readonly name: string;
@@ -143,6 +145,7 @@ export class UpstreamClient {
 
   constructor(config: UpstreamConfig, url: string, observer?: UpstreamObserver, clock: Clock = systemClock, options?: ServiceOptions) {
     this.#observer = observer;
+    this.#clock = clock;
     this.name = options?.name ?? 'upstream';
     this.who = this.name === 'upstream' ? 'The upstream service' : `The upstream service "${this.name}"`;
     const env = options?.env ?? process.env;
@@ -305,7 +308,7 @@ export class UpstreamClient {
     return {
       found: true,
       value,
-      freshness: parseCacheControl(res.headers['cache-control']),
+      freshness: freshnessOf(res.headers, this.#clock.now()),
       ageSeconds: Number.isInteger(age) && age > 0 ? age : 0,
       etag: etagOf(res.headers['etag']),
     };
@@ -331,7 +334,7 @@ export class UpstreamClient {
     }
     if (res.statusCode < 500) seen.outcome = res.statusCode === 404 ? 'not_found' : 'ok';
     const problem = typeof type === 'string' && type.split(';', 1)[0]?.trim().toLowerCase() === 'application/problem+json';
-    return { status: res.statusCode, etag: etagOf(res.headers['etag']), freshness: parseCacheControl(res.headers['cache-control']), json, problem };
+    return { status: res.statusCode, etag: etagOf(res.headers['etag']), freshness: freshnessOf(res.headers, this.#clock.now()), json, problem };
   }
 
   /** Reads a JSON body of at most maxResponseBytes; `emptyIsNone`: an empty body is undefined rather than invalid. */

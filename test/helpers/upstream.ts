@@ -1,10 +1,13 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
+/** Headers the test upstream adds to an answer; an array is sent as one field line per value. */
+export type UpstreamHeaders = Record<string, string | string[]>;
+
 /** What the test upstream does for one request. */
 export type UpstreamBehaviour =
-  | { readonly kind: 'json'; readonly status?: number; readonly body: unknown; readonly headers?: Record<string, string> }
-  | { readonly kind: 'raw'; readonly status: number; readonly body: string | Buffer; readonly headers?: Record<string, string> }
+  | { readonly kind: 'json'; readonly status?: number; readonly body: unknown; readonly headers?: UpstreamHeaders }
+  | { readonly kind: 'raw'; readonly status: number; readonly body: string | Buffer; readonly headers?: UpstreamHeaders }
   | { readonly kind: 'hang' }
   | { readonly kind: 'reset' }
   /** A 200 head promising more, the first bytes of a JSON body (`sent`, default '{"id":'), then a reset mid-body. */
