@@ -10,7 +10,7 @@ import type { Config } from './config/types.ts';
 import { drain, listenOn } from './gateway/lifecycle.ts';
 import { buildPipeline, type Pipeline, type PipelineParts } from './gateway/pipeline.ts';
 import { createPublicServer } from './gateway/public-server.ts';
-import { purgeCache } from './gateway/purge.ts';
+import { purgeCache, type PurgeResult } from './gateway/purge.ts';
 import { Readiness, type ReadinessCheck } from './gateway/readiness.ts';
 import { restartRequired } from './gateway/reload.ts';
 import type { DrainState } from './http/dispatch.ts';
@@ -19,7 +19,10 @@ import { silentLogger, type Logger } from './observability/logger.ts';
 import { Metrics } from './observability/metrics.ts';
 import { RequestIds } from './observability/request-id.ts';
 import { startSampleUpstream, type SampleUpstream } from './sample-upstream/server.ts';
+import { createSharedState } from './shared/create.ts';
+import type { SharedState } from './shared/shared-state.ts';
 
+export type { PurgeResult } from './gateway/purge.ts';
 export type { ReadinessCheck } from './gateway/readiness.ts';
 
 export interface GatewayDeps {
@@ -47,6 +50,8 @@ export interface Gateway {
   readonly cache: ResponseCache;
   readonly verifier: TokenVerifier;
   readonly metrics: Metrics;
+  /** What this instance shares with the others (Redis), or keeps alone (no redis.url). */
+  readonly shared: SharedState;
   /** The routes the router answers (and the OpenAPI document describes). */
   readonly routes: readonly RouteDef[];
   /** Starts listening on server.host:server.port (and the admin listener); resolves with the public address. */
@@ -59,9 +64,10 @@ export interface Gateway {
   addReadinessCheck(name: string, check: ReadinessCheck): void;
   /**
    * Drops what is cached for one public path (an item in every format, its collection's pages and
-   * what lies below it; a collection's pages), or every entry; a path no route answers throws a 404.
+   * what lies below it; a collection's pages), or every entry, on every instance sharing Redis; a
+   * path no route answers rejects with a 404.
    */
-  purge(path: string | null): number;
+  purge(path: string | null): Promise<PurgeResult>;
   /**
    * Applies a new validated config without closing the listeners or any connection: new keys,
    * verifier, upstream client and routes; the cache is kept when its settings did not change.
@@ -78,15 +84,19 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
   const logger = deps.logger ?? silentLogger;
   const drainState: DrainState = { draining: false };
 
+  const clock = deps.clock ?? systemClock;
   let sample: SampleUpstream | null = null;
   if (initial.upstream.url === null) sample = await startSampleUpstream(initial.sampleUpstream.customers);
+  // Made once, from the config the gateway starts with (redis.* needs a restart); never waits for Redis.
+  const shared = createSharedState(initial, clock, logger, metrics);
   const parts: PipelineParts = {
-    clock: deps.clock ?? systemClock,
+    clock,
     logger,
     metrics,
     ids: new RequestIds(),
     drainState,
     upstreamUrlOf: (config) => config.upstream.url ?? (sample as SampleUpstream).url,
+    shared,
   };
 
   let current: Pipeline;
@@ -95,8 +105,10 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
   } catch (err) {
     // A bad key file or algorithm list fails the build: the embedded upstream must not outlive it.
     await sample?.close();
+    await shared.close();
     throw err;
   }
+  shared.attach(() => current.cache);
   metrics.setCacheEntriesSource(() => current.cache.size);
   // Each breaker belongs to its service's client, which a reload keeps unless that service changed.
   metrics.setBreakerStateSource(() => current.services.breakerStates());
@@ -106,12 +118,12 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
   const readiness = new Readiness(() => current);
   let closing: Promise<void> | null = null;
 
-  const purge = (path: string | null): number => purgeCache(current.cache, current.table, path);
+  const purge = (path: string | null): Promise<PurgeResult> => purgeCache(shared, current.table, path, current.config.redis.connectTimeoutMs);
   const backend: AdminBackend = {
     readiness: () => readiness.reason(),
     metrics: async () => ({ contentType: metrics.contentType, body: await metrics.text() }),
     authorize: (req) => authorize(req, current.verifier, current.config.auth, current.config.admin.scope),
-    purge: async (id) => purge(id),
+    purge,
   };
   const adminServer = initial.admin.port === null ? null : createAdminServer(backend, logger);
 
@@ -151,6 +163,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
       return current.verifier;
     },
     metrics,
+    shared,
     get routes() {
       return current.routes;
     },
@@ -179,6 +192,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
         publicServer.keepAlive.stop();
         if (adminServer !== null) await drain(adminServer, 0);
         await current.services.close();
+        await shared.close();
         if (sample !== null) await sample.close();
       });
       return closing;

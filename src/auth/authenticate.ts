@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { AuthConfig } from '../config/types.ts';
 import { HgError } from '../errors.ts';
-import type { RateLimiter } from '../http/rate-limit.ts';
+import type { Limiter } from '../http/rate-limit.ts';
 import { HgRequest } from '../http/response.ts';
 import { readBearerToken } from './bearer.ts';
 import { insufficientScope } from './challenge.ts';
@@ -30,35 +30,46 @@ function requireScope(req: IncomingMessage, principal: Principal, scope: string)
  * (`sub`); one without (no token, a rejected one, or a token with no `sub`) against the client
  * address, so failed attempts are limited too. Over the limit the answer is 429 instead of
  * what it would have been. A key-source outage (503) is ours, not the client's: not counted.
+ * A cluster-wide limiter may decide later (a promise); this process's buckets decide at once.
  */
-export function authorizeLimited(req: IncomingMessage, verifier: TokenVerifier, auth: AuthConfig, scope: string, limiter: RateLimiter): Principal | Promise<Principal> {
+export function authorizeLimited(req: IncomingMessage, verifier: TokenVerifier, auth: AuthConfig, scope: string, limiter: Limiter): Principal | Promise<Principal> {
   let principal: Principal | Promise<Principal>;
   try {
     principal = authorize(req, verifier, auth, scope);
   } catch (err) {
-    throw charged(req, limiter, err);
+    return charged(req, limiter, err);
   }
   if (principal instanceof Promise) {
     return principal.then(
       (p) => admitted(req, limiter, p),
-      (err: unknown) => {
-        throw charged(req, limiter, err);
-      },
+      (err: unknown) => charged(req, limiter, err),
     );
   }
   return admitted(req, limiter, principal);
 }
 
-function admitted(req: IncomingMessage, limiter: RateLimiter, principal: Principal): Principal {
+function admitted(req: IncomingMessage, limiter: Limiter, principal: Principal): Principal | Promise<Principal> {
   const over = limiter.take(principal.subject, req.socket.remoteAddress);
-  if (over !== null) throw over;
-  return principal;
+  if (over === null) return principal;
+  if (over instanceof Promise) {
+    return over.then((decided) => {
+      if (decided !== null) throw decided;
+      return principal;
+    });
+  }
+  throw over;
 }
 
-/** The error to answer a refused request with: its own, or 429 once its client is over the limit. */
-function charged(req: IncomingMessage, limiter: RateLimiter, err: unknown): unknown {
-  if (!(err instanceof HgError) || err.status >= 500) return err;
+/** Throws (or rejects with) the error to answer a refused request with: its own, or 429 once its client is over the limit. */
+function charged(req: IncomingMessage, limiter: Limiter, err: unknown): never | Promise<never> {
+  if (!(err instanceof HgError) || err.status >= 500) throw err;
   // A valid token that lacks the scope has named its subject already (requireScope).
   const subject = req instanceof HgRequest ? req.subject : undefined;
-  return limiter.take(subject, req.socket.remoteAddress) ?? err;
+  const over = limiter.take(subject, req.socket.remoteAddress);
+  if (over instanceof Promise) {
+    return over.then((decided) => {
+      throw decided ?? err;
+    });
+  }
+  throw over ?? err;
 }

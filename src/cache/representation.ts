@@ -46,7 +46,8 @@ export class Representation {
   /** May it answer once expired (the upstream did not forbid it; see cache-control.ts)? */
   readonly staleAllowed: boolean;
 
-  constructor(body: string, contentType: string, cacheControl: string, storedAtMs: number, expiresAtMs: number, vary: string | null = null, staleAllowed = true) {
+  /** `etag` is given only for a representation made elsewhere (the shared tier carries the one it was served with). */
+  constructor(body: string, contentType: string, cacheControl: string, storedAtMs: number, expiresAtMs: number, vary: string | null = null, staleAllowed = true, etag?: string) {
     this.vary = vary;
     this.staleAllowed = staleAllowed;
     this.body = body;
@@ -59,7 +60,7 @@ export class Representation {
     this.expiresAtMs = expiresAtMs;
     this.lifetimeSeconds = Math.round((expiresAtMs - storedAtMs) / 1000);
     // Strong validator (RFC 9110 section 8.8.3): a digest of the exact bytes.
-    this.etag = `"${createHash('sha256').update(body, 'utf8').digest('base64url').slice(0, 27)}"`;
+    this.etag = etag ?? `"${createHash('sha256').update(body, 'utf8').digest('base64url').slice(0, 27)}"`;
   }
 
   /** Whole seconds since the representation was current at the origin (RFC 9111 section 5.1). */

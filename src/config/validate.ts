@@ -1,3 +1,4 @@
+import { redactUrl } from './redact.ts';
 import { CONFIG_SCHEMA, type Rule } from './schema.ts';
 import { checkResources } from './resource-checks.ts';
 import { checkServices } from './service-checks.ts';
@@ -116,7 +117,17 @@ function check(rule: Rule, value: unknown, path: string, problems: string[]): un
       return value;
     }
     case 'boolean': {
-      if (typeof value !== 'boolean') problems.push(`${path}: expected true or false, got ${describe(value)}`);
+      if (value === null && rule.nullable) return value;
+      if (typeof value !== 'boolean') problems.push(`${path}: expected true or false${rule.nullable ? ' or null' : ''}, got ${describe(value)}`);
+      return value;
+    }
+    case 'redisUrl': {
+      if (value === null && rule.nullable) return value;
+      if (!isRedisUrl(value)) {
+        // The value may hold a password: it is shown only with its credentials masked.
+        const shown = typeof value === 'string' ? describe(redactUrl(value)) : describe(value);
+        problems.push(`${path}: expected a redis:// or rediss:// URL (host, optional port, user, password and database number, no query or fragment)${rule.nullable ? ', or null' : ''}, got ${shown}`);
+      }
       return value;
     }
     case 'url': {
@@ -147,6 +158,17 @@ function check(rule: Rule, value: unknown, path: string, problems: string[]): un
       }
       return value;
     }
+  }
+}
+
+/** redis://[user[:password]@]host[:port][/db] or rediss://... (the scheme ioredis reads; TLS for rediss). */
+function isRedisUrl(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '' && /^(\/\d{0,5})?$/.test(url.pathname) && url.search === '' && url.hash === '';
+  } catch {
+    return false;
   }
 }
 
@@ -186,6 +208,11 @@ function checkAcrossKeys(config: Config, problems: string[], env: NodeJS.Process
     problems.push('admin.port: must differ from server.port (the admin listener is never the public one)');
   }
   if (/\s/.test(auth.readAnyScope)) problems.push('auth.readAnyScope: expected a single scope without spaces');
+  if (config.redis.url === null) {
+    if (config.rateLimit.scope === 'cluster') problems.push('rateLimit.scope: "cluster" needs redis.url (the limit is kept in Redis)');
+    if (config.cache.shared === true) problems.push('cache.shared: true needs redis.url (the shared tier is in Redis)');
+  }
+  if (/\s/.test(config.redis.keyPrefix)) problems.push('redis.keyPrefix: expected no spaces');
   checkServices(config, problems, TOKEN, env);
   checkResources(config, problems);
   for (const origin of config.cors.origins) {

@@ -8,7 +8,7 @@ import type { Config } from '../config/types.ts';
 import type { GatewayContext } from '../context.ts';
 import { CorsPolicy } from '../http/cors.ts';
 import { createDispatcher, type DrainState } from '../http/dispatch.ts';
-import { RateLimiter } from '../http/rate-limit.ts';
+import type { Limiter } from '../http/rate-limit.ts';
 import type { HgResponse } from '../http/response.ts';
 import { createRouter, type RouteDef } from '../http/router.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -20,6 +20,7 @@ import { compileResources, type ResourceTable } from '../resources/compile.ts';
 import { ResourceKit } from '../resources/kit.ts';
 import { openApiRoutes } from '../resources/openapi.ts';
 import { readRoutes } from '../resources/read-routes.ts';
+import type { SharedState } from '../shared/shared-state.ts';
 import { UpstreamServices } from '../upstream/services.ts';
 
 /** Everything that depends on the config; rebuilt on reload, parts kept when their settings did not change. */
@@ -30,7 +31,7 @@ export interface Pipeline {
   readonly cache: ResponseCache;
   /** One client per upstream service. */
   readonly services: UpstreamServices;
-  readonly limiter: RateLimiter | null;
+  readonly limiter: Limiter | null;
   /** The compiled resource table the routes, API root, OpenAPI document and purge read. */
   readonly table: ResourceTable;
   readonly routes: readonly RouteDef[];
@@ -46,6 +47,8 @@ export interface PipelineParts {
   readonly drainState: DrainState;
   /** The default service's base URL a config means (the embedded sample service's when upstream.url is null). */
   readonly upstreamUrlOf: (config: Config) => string;
+  /** What instances share; made once, from the config the gateway started with. */
+  readonly shared: SharedState;
 }
 
 export const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
@@ -82,8 +85,8 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
   const cache = renderedAlike ? previous.cache : new ResponseCache(config.cache, metrics.cache);
   const services = UpstreamServices.build(config, previous?.services ?? null, (name, service) => (name === 'upstream' ? upstreamUrlOf(config) : (service.url as string)), metrics, clock, claims);
   // The buckets survive a reload that leaves rateLimit as it was, so a reload resets no client's limit.
-  const limiter = previous !== null && same(previous.config.rateLimit, config.rateLimit) ? previous.limiter : RateLimiter.create(config.rateLimit, clock);
-  const ctx: GatewayContext = { config, clock, logger, verifier, cache, metrics };
+  const limiter = previous !== null && same(previous.config.rateLimit, config.rateLimit) ? previous.limiter : parts.shared.limiter(config.rateLimit);
+  const ctx: GatewayContext = { config, clock, logger, verifier, cache, metrics, shared: parts.shared, tier: parts.shared.tier(cache, config) };
   const kit = new ResourceKit(ctx);
   const access = new Access(ctx, limiter);
   const table = compileResources(config, services, claims);

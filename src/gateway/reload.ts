@@ -12,6 +12,8 @@ export function restartRequired(previous: Config, next: Config, initial: Config,
     if (!same(previous.server[key], next.server[key])) keys.push(`server.${key}`);
   }
   if (!same(previous.admin.host, next.admin.host) || !same(previous.admin.port, next.admin.port)) keys.push('admin.host/admin.port');
+  // The Redis connection and what hangs on it are made once, at start.
+  if (!same(initial.redis, next.redis) || !same(initial.idempotency, next.idempotency)) keys.push('redis/idempotency');
   if (embedded && next.upstream.url === null && next.sampleUpstream.customers !== initial.sampleUpstream.customers) keys.push('sampleUpstream.customers');
   return keys;
 }

@@ -3,7 +3,7 @@ import { authorize, authorizeLimited } from '../auth/authenticate.ts';
 import { insufficientScope, notOwner } from '../auth/challenge.ts';
 import type { Principal } from '../auth/verifier.ts';
 import type { GatewayContext } from '../context.ts';
-import type { RateLimiter } from '../http/rate-limit.ts';
+import type { Limiter } from '../http/rate-limit.ts';
 import type { CompiledResource } from './compile.ts';
 import { paramFromValue, type ParamType, type ParamValue } from './params.ts';
 
@@ -18,9 +18,9 @@ export class Access {
   readonly #ctx: GatewayContext;
   readonly #readAny: string;
   /** null when rate limiting is off: then nothing of it runs. */
-  readonly #limiter: RateLimiter | null;
+  readonly #limiter: Limiter | null;
 
-  constructor(ctx: GatewayContext, limiter: RateLimiter | null = null) {
+  constructor(ctx: GatewayContext, limiter: Limiter | null = null) {
     this.#ctx = ctx;
     this.#limiter = limiter;
     this.#readAny = ctx.config.auth.readAnyScope;

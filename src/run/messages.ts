@@ -7,6 +7,6 @@ export type PrimaryMessage =
 export type WorkerMessage =
   | { readonly type: 'ready'; readonly port: number }
   | { readonly type: 'reloaded'; readonly seq: number; readonly ok: boolean }
-  /** purged null: no route has this path (the primary answers 404). */
-  | { readonly type: 'purged'; readonly seq: number; readonly purged: number | null }
+  /** purged null: no route has this path (the primary answers 404); instances as in PurgeResult. */
+  | { readonly type: 'purged'; readonly seq: number; readonly purged: number | null; readonly instances?: number | null }
   | { readonly type: 'readiness'; readonly seq: number; readonly reason: string | null };
