@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Clock } from '../clock.ts';
@@ -7,6 +6,7 @@ import type { RedisConfig } from '../config/types.ts';
 import type { Logger } from '../observability/logger.ts';
 import { CircuitBreaker, PROBE } from '../upstream/breaker.ts';
 import type { RedisMetrics } from './redis-metrics.ts';
+import { SCRIPTS, type LuaScript } from './scripts.ts';
 
 /**
  * Why a Redis call gave no answer: it ran past its deadline, the connection is not up, the
@@ -19,16 +19,6 @@ export class RedisUnavailable extends Error {
     this.name = 'RedisUnavailable';
     this.reason = reason;
   }
-}
-
-/** A Lua script with its SHA-1, for EVALSHA. */
-export interface LuaScript {
-  readonly lua: string;
-  readonly sha: string;
-}
-
-export function luaScript(lua: string): LuaScript {
-  return { lua, sha: createHash('sha1').update(lua).digest('hex') };
 }
 
 /** What a call is for: the label of its metrics. */
@@ -195,9 +185,11 @@ export class RedisLink {
     };
     const client = new Redis(config.url as string, options);
     client.on('ready', () => {
-      if (client !== this.#client) return;
       this.#reported = false;
       this.#logger.info(`redis connected: ${this.#where}`, { event: 'redis', up: true });
+      // Loaded ahead, so the first calls after a (re)start do not pay a NOSCRIPT round trip; a
+      // Redis restarted empty while we stayed connected is still handled by script().
+      for (const script of SCRIPTS) client.script('LOAD', script.lua).catch(() => {});
     });
     client.on('error', (err: Error) => this.#problem(err.message));
     client.on('close', () => {

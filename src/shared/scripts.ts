@@ -1,4 +1,14 @@
-import { luaScript } from './redis-link.ts';
+import { createHash } from 'node:crypto';
+
+/** A Lua script with its SHA-1, for EVALSHA. */
+export interface LuaScript {
+  readonly lua: string;
+  readonly sha: string;
+}
+
+function luaScript(lua: string): LuaScript {
+  return { lua, sha: createHash('sha1').update(lua).digest('hex') };
+}
 
 /*
  * The Lua scripts: each decision that reads and writes is one atomic script, timed by Redis's own
@@ -153,3 +163,6 @@ export const IDEMPOTENCY_ABANDON = luaScript(`
 if redis.call('GET', ARGV[1]) == 'p\\n' .. ARGV[2] then return redis.call('DEL', ARGV[1]) end
 return 0
 `);
+
+/** Every script, loaded when a connection is made. */
+export const SCRIPTS: readonly LuaScript[] = [TIER_READ, TIER_WRITE, INVALIDATE, CLEAR, UNLOCK, RATE, IDEMPOTENCY_BEGIN, IDEMPOTENCY_COMPLETE, IDEMPOTENCY_ABANDON];
