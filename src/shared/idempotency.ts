@@ -48,7 +48,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   constructor(maxEntries: number, leaseMs: number, clock: Clock) {
     this.#leaseMs = leaseMs;
     // TTLs run on the injected clock, so tests move time instead of sleeping.
-    this.#records = new LRUCache<string, MemoryRecord>({ max: maxEntries, ttlAutopurge: false, perf: { now: () => clock.now() } });
+    this.#records = new LRUCache<string, MemoryRecord>({ max: maxEntries, ttlAutopurge: false, ttlResolution: 0, perf: { now: () => clock.now() } });
   }
 
   get size(): number {
