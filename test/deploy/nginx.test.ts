@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -8,14 +8,8 @@ import { Agent, request } from 'undici';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { makeKey, signToken, startJwksServer, type JwksServer, type TestKey } from '../helpers/keys.ts';
 import { freePort, startMain, type MainProcess } from '../helpers/main-process.ts';
+import { findNginx } from '../helpers/nginx.ts';
 import { startTestUpstream, type TestUpstream } from '../helpers/upstream.ts';
-
-function findNginx(): string | null {
-  for (const candidate of ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/bin/nginx']) {
-    if (spawnSync(candidate, ['-v']).status === 0) return candidate;
-  }
-  return null;
-}
 
 const nginx = findNginx();
 const skip = nginx === null ? 'nginx is not installed (apt-get install -y nginx; .ci/run does it): the load-balancer test cannot run' : false;

@@ -33,8 +33,8 @@ export interface RedisServer {
   close(): Promise<void>;
 }
 
-async function spawnRedis(port: number, extra: readonly string[]): Promise<ChildProcess> {
-  const child = spawn(binary as string, ['--save', '', '--appendonly', 'no', '--port', String(port), '--bind', '127.0.0.1', '--protected-mode', 'no', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+async function spawnRedis(port: number, extra: readonly string[], file: string | undefined): Promise<ChildProcess> {
+  const child = spawn(binary as string, [...(file === undefined ? [] : [file]), '--save', '', '--appendonly', 'no', '--port', String(port), '--bind', '127.0.0.1', '--protected-mode', 'no', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`redis-server did not start on ${port}:\n${out}`)), 10_000);
@@ -54,14 +54,17 @@ async function spawnRedis(port: number, extra: readonly string[]): Promise<Child
   return child;
 }
 
-/** Starts redis-server on a free loopback port (`extra`: more server arguments, e.g. --maxmemory). */
-export async function startRedis(extra: readonly string[] = []): Promise<RedisServer> {
+/**
+ * Starts redis-server on a free loopback port (`extra`: more server arguments, e.g. --maxmemory;
+ * `file`: a redis.conf read first, whose port, persistence and binding these arguments override).
+ */
+export async function startRedis(extra: readonly string[] = [], file?: string): Promise<RedisServer> {
   let port = await freePort();
   let child: ChildProcess;
   // The port was free a moment ago; another process may have taken it since.
   for (let attempt = 1; ; attempt++) {
     try {
-      child = await spawnRedis(port, extra);
+      child = await spawnRedis(port, extra, file);
       break;
     } catch (err) {
       if (attempt === 3) throw err;
@@ -92,7 +95,7 @@ export async function startRedis(extra: readonly string[] = []): Promise<RedisSe
     kill: gone,
     restart: async () => {
       await gone();
-      child = await spawnRedis(port, extra);
+      child = await spawnRedis(port, extra, file);
     },
     close: gone,
   };
