@@ -98,9 +98,10 @@ export class InvalidationBus {
   }
 
   #subscribed(): void {
-    // Even the first: an instance that started with Redis away may have missed some already.
+    // The first subscription of an instance that reached Redis at once follows no gap; one that
+    // started with Redis away may have cached what others invalidated meanwhile.
+    if (this.#subscriptions++ === 0 && !this.#link.everDown) return;
     const dropped = this.#cache()?.clear() ?? 0;
-    if (this.#subscriptions++ === 0) return;
     this.#metrics.resync();
     this.#logger.warn('redis: the invalidation subscription was lost and is back; the local cache was cleared (invalidations sent meanwhile were missed)', { event: 'redis', dropped });
   }

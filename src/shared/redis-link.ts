@@ -56,6 +56,8 @@ export class RedisLink {
   #closed = false;
   /** A connection problem was logged since the last 'ready': a Redis that stays down is logged once, not per retry. */
   #reported = false;
+  /** Has the connection ever failed (at start, or since)? */
+  #everDown = false;
 
   constructor(config: RedisConfig, clock: Clock, logger: Logger, metrics: RedisMetrics) {
     this.prefix = config.keyPrefix;
@@ -71,6 +73,11 @@ export class RedisLink {
   /** Connected and ready for commands. */
   get up(): boolean {
     return !this.#closed && this.#client.status === 'ready';
+  }
+
+  /** Has the connection ever failed since the link was made (a start with Redis away included)? */
+  get everDown(): boolean {
+    return this.#everDown;
   }
 
   get breakerState(): CircuitBreaker['state'] {
@@ -202,6 +209,7 @@ export class RedisLink {
   #problem(what: string): void {
     if (this.#closed || this.#reported) return;
     this.#reported = true;
+    this.#everDown = true;
     // ioredis' messages name the address (ECONNREFUSED 127.0.0.1:6379), never the credentials.
     this.#logger.warn(`redis unavailable (${what}); serving without it: ${this.#where}`, { event: 'redis', up: false });
   }
