@@ -74,4 +74,24 @@ describe('invalidation everywhere (Redis pub/sub)', { skip: redisSkip }, () => {
     assert.equal(await world.gateways[0]?.gateway.shared.invalidate(['/api/customers/7'], []).instances, 2);
     await until(async () => !cached(1, '/api/customers/7'), 'the invalidation to arrive', 1000);
   });
+
+  it('sends an invalidation Redis did not take again once it answers', async () => {
+    assert.equal((await get(`${urlOf(1)}/api/customers/8`, reader)).status, 200);
+    const a = world.gateways[0]!;
+    // Open A's breaker: three calls that time out while Redis is stopped (connections stay up).
+    redis.pause();
+    try {
+      for (let n = 0; n < 3; n++) assert.deepEqual(await a.gateway.shared.idempotency.begin('s', `k${n}`, 'f', 60), { state: 'unavailable' });
+    } finally {
+      redis.resume();
+    }
+    const resyncs = await metric(world.gateways[1]!, 'hypergate_cache_resyncs_total');
+    assert.equal(await a.gateway.shared.invalidate(['/api/customers/8'], []).instances, null, 'not confirmed: refused by the open breaker');
+    assert.ok(cached(1, '/api/customers/8'));
+    // Once the breaker's cooldown is over (A's clock), the queued invalidation goes out.
+    world.clocks[0]?.advance(1001);
+    await until(async () => !cached(1, '/api/customers/8'), 'the queued invalidation to arrive', 5000);
+    assert.equal(await metric(world.gateways[1]!, 'hypergate_cache_resyncs_total'), resyncs, 'delivered, not a resync');
+    assert.ok((await metric(a, 'hypergate_invalidations_total', { direction: 'queued' })) >= 1);
+  });
 });
