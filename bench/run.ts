@@ -20,6 +20,7 @@ import { collect, hasTaskset, nodeArgv, ROOT, SERVER_CORE, spawnPinned } from '.
 import { appendResults, runInfo, summarise, table, writeJson } from './lib/report.ts';
 import { ACCEPT, HOT_PATH, SCENARIOS, type PrepareContext } from './lib/scenarios.ts';
 import { hypergate, SERVERS, startUpstream, type ServerSpec, type StartContext } from './lib/servers.ts';
+import { startRedis, type RedisServer } from '../test/helpers/redis.ts';
 
 const say = (line: string): void => {
   process.stderr.write(`${line}\n`);
@@ -44,11 +45,21 @@ async function main(): Promise<void> {
   if (!hasTaskset) say('WARNING: taskset not found: servers and load generator are not pinned to separate cores; figures are noisier.');
   const dir = mkdtempSync(join(tmpdir(), 'hg-bench-'));
   const upstream = await startUpstream(100_000);
+  // Only hypergate-redis needs it: a real redis-server on a free loopback port, no persistence.
+  let redis: RedisServer | null = null;
   try {
+    if (opts.servers.includes('hypergate-redis') && opts.compare === null) redis = await startRedis();
     const keys = makeKeys(dir);
     const hotToken = mint(keys, 'bench-user');
     const capturePath = join(dir, 'capture.json');
-    const start: StartContext = { upstreamUrl: upstream.url, publicKeyFile: keys.publicKeyFile, capturePath, accessLog: opts.accessLog };
+    const shared = redis;
+    const start: StartContext = {
+      upstreamUrl: upstream.url,
+      publicKeyFile: keys.publicKeyFile,
+      capturePath,
+      accessLog: opts.accessLog,
+      ...(shared === null ? {} : { redis: { url: shared.url, flush: async () => void (await shared.command('FLUSHALL')) } }),
+    };
     // The baseline's bytes, and the ETag for `conditional`, from a real hypergate cache hit.
     const first = await hypergate().start(start);
     const capture = await captureHit(`http://127.0.0.1:${first.port}${HOT_PATH}`, { ...ACCEPT, authorization: `Bearer ${hotToken}` }).finally(() => first.stop());
@@ -120,6 +131,7 @@ async function main(): Promise<void> {
       }
     }
   } finally {
+    await redis?.close();
     await upstream.stop();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -4,6 +4,8 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config/types.ts';
 import type { Logger } from './observability/logger.ts';
 import type { Metrics } from './observability/metrics.ts';
+import type { CacheTier } from './shared/cache-tier.ts';
+import type { SharedState } from './shared/shared-state.ts';
 
 /** What route handlers are built from; made once by createGateway. */
 export interface GatewayContext {
@@ -14,4 +16,8 @@ export interface GatewayContext {
   readonly cache: ResponseCache;
   /** Counters, and the hooks (breaker state) other parts report through. */
   readonly metrics: Metrics;
+  /** What instances share (invalidation everywhere, idempotency records); this process alone without redis.url. */
+  readonly shared: SharedState;
+  /** The second cache tier a local miss asks before the upstream; null without one. */
+  readonly tier: CacheTier | null;
 }

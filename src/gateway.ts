@@ -11,7 +11,7 @@ import { ConfigError } from './config/validate.ts';
 import { drain, listenOn } from './gateway/lifecycle.ts';
 import { buildPipeline, type Pipeline, type PipelineParts } from './gateway/pipeline.ts';
 import { createPublicServer } from './gateway/public-server.ts';
-import { purgeCache } from './gateway/purge.ts';
+import { purgeCache, type PurgeResult } from './gateway/purge.ts';
 import { Readiness, type ReadinessCheck } from './gateway/readiness.ts';
 import { changedKeys, Reloader, restartRequired, type ReloadResult } from './gateway/reload.ts';
 import type { DrainState } from './http/dispatch.ts';
@@ -20,7 +20,10 @@ import { silentLogger, type Logger } from './observability/logger.ts';
 import { Metrics } from './observability/metrics.ts';
 import { RequestIds } from './observability/request-id.ts';
 import { startSampleUpstream, type SampleUpstream } from './sample-upstream/server.ts';
+import { createSharedState } from './shared/create.ts';
+import type { SharedState } from './shared/shared-state.ts';
 
+export type { PurgeResult } from './gateway/purge.ts';
 export type { ReadinessCheck } from './gateway/readiness.ts';
 export type { ReloadResult } from './gateway/reload.ts';
 
@@ -50,6 +53,8 @@ export interface Gateway {
   readonly cache: ResponseCache;
   readonly verifier: TokenVerifier;
   readonly metrics: Metrics;
+  /** What this instance shares with the others (Redis), or keeps alone (no redis.url). */
+  readonly shared: SharedState;
   /** The routes the router answers (and the OpenAPI document describes). */
   readonly routes: readonly RouteDef[];
   /** Starts listening on server.host:server.port (and the admin listener); resolves with the public address. */
@@ -62,9 +67,10 @@ export interface Gateway {
   addReadinessCheck(name: string, check: ReadinessCheck): void;
   /**
    * Drops what is cached for one public path (an item in every format, its collection's pages and
-   * what lies below it; a collection's pages), or every entry; a path no route answers throws a 404.
+   * what lies below it; a collection's pages), or every entry, on every instance sharing Redis; a
+   * path no route answers rejects with a 404.
    */
-  purge(path: string | null): number;
+  purge(path: string | null): Promise<PurgeResult>;
   /**
    * Applies a new validated config without closing the listeners or any connection: new keys,
    * verifier, upstream client and routes; the cache is kept when its settings did not change.
@@ -87,15 +93,19 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
   const logger = deps.logger ?? silentLogger;
   const drainState: DrainState = { draining: false };
 
+  const clock = deps.clock ?? systemClock;
   let sample: SampleUpstream | null = null;
   if (initial.upstream.url === null) sample = await startSampleUpstream(initial.sampleUpstream.customers);
+  // Made once, from the config the gateway starts with (redis.* needs a restart); never waits for Redis.
+  const shared = createSharedState(initial, clock, logger, metrics);
   const parts: PipelineParts = {
-    clock: deps.clock ?? systemClock,
+    clock,
     logger,
     metrics,
     ids: new RequestIds(),
     drainState,
     upstreamUrlOf: (config) => config.upstream.url ?? (sample as SampleUpstream).url,
+    shared,
   };
 
   let current: Pipeline;
@@ -104,8 +114,10 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
   } catch (err) {
     // A bad key file or algorithm list fails the build: the embedded upstream must not outlive it.
     await sample?.close();
+    await shared.close();
     throw err;
   }
+  shared.attach(() => current.cache);
   metrics.setCacheEntriesSource(() => current.cache.size);
   metrics.setTokenCacheBytesSource(() => current.verifier.cachedBytes);
   metrics.setJwksAgeSource(() => current.keySource.remote?.ageSeconds() ?? Number.NaN);
@@ -118,7 +130,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
   const readiness = new Readiness(() => current);
   let closing: Promise<void> | null = null;
 
-  const purge = (path: string | null): number => purgeCache(current.cache, current.table, path);
+  const purge = (path: string | null): Promise<PurgeResult> => purgeCache(shared, current.table, path, current.config.redis.connectTimeoutMs);
 
   async function reload(next: Config): Promise<ReloadResult> {
     const previous = current;
@@ -151,7 +163,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     readiness: () => readiness.reason(),
     metrics: async () => ({ contentType: metrics.contentType, body: await metrics.text() }),
     authorize: (req) => authorize(req, current.verifier, current.config.auth, current.config.admin.scope),
-    purge: async (id) => purge(id),
+    purge,
     reload: reread === undefined ? undefined : reloadFromSource,
   };
   const adminServer = initial.admin.port === null ? null : createAdminServer(backend, logger);
@@ -176,6 +188,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
       return current.verifier;
     },
     metrics,
+    shared,
     get routes() {
       return current.routes;
     },
@@ -205,6 +218,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
         publicServer.sweeper.stop();
         if (adminServer !== null) await drain(adminServer, 0);
         await current.services.close();
+        await shared.close();
         if (sample !== null) await sample.close();
       });
       return closing;

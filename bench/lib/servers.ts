@@ -19,6 +19,8 @@ export interface StartContext {
   readonly accessLog: boolean;
   /** Extra node flags (--cpu-prof ...). */
   readonly nodeFlags?: readonly string[];
+  /** The Redis `hypergate-redis` shares (started by run.ts only when that server is measured); emptied before each run. */
+  readonly redis?: { readonly url: string; flush(): Promise<void> };
 }
 
 export interface RunningServer {
@@ -116,9 +118,24 @@ function peer(name: string, verifyCache: number): ServerSpec {
   return { name, start: (ctx) => launch(name, (port) => ({ argv: nodeArgv('bench/peers/fastify.ts', [String(port), ctx.upstreamUrl, ctx.publicKeyFile, String(verifyCache)], ctx.nodeFlags) })) };
 }
 
+/**
+ * hypergate with redis.url set (README "Running many instances"): every shared feature on, the
+ * shared tier emptied before each run so no run inherits another's entries. On `hot` it must
+ * match `hypergate`: a local hit never calls Redis.
+ */
+const withRedis: ServerSpec = {
+  name: 'hypergate-redis',
+  start: async (ctx) => {
+    if (ctx.redis === undefined) throw new Error('hypergate-redis needs a Redis (bench/run.ts starts one when this server is measured)');
+    await ctx.redis.flush();
+    return hypergate('hypergate-redis', resolve(import.meta.dirname, '../..'), { HYPERGATE_REDIS_URL: ctx.redis.url }).start(ctx);
+  },
+};
+
 export const SERVERS: Readonly<Record<string, ServerSpec>> = {
   baseline: { name: 'baseline', start: (ctx) => launch('baseline', (port) => ({ argv: nodeArgv('bench/servers/baseline.ts', [String(port), ctx.capturePath], ctx.nodeFlags) })) },
   hypergate: hypergate(),
+  'hypergate-redis': withRedis,
   fastify: peer('fastify', 0),
   'fastify-cache': peer('fastify-cache', 100_000),
 };

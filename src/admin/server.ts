@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Principal } from '../auth/verifier.ts';
 import type { ReloadResult } from '../gateway/reload.ts';
+import type { PurgeResult } from '../gateway/purge.ts';
 import { HgError } from '../errors.ts';
 import { handleClientError } from '../http/client-error.ts';
 import { sendProblem } from '../http/problem.ts';
@@ -19,7 +20,7 @@ export interface AdminBackend {
    * Drops what is cached for one public path (README "Admin listener"), or everything when null;
    * rejects with a 404 HgError for a path no route answers.
    */
-  purge(path: string | null): Promise<number>;
+  purge(path: string | null): Promise<PurgeResult>;
   /**
    * POST /reload: rereads the config and applies it (with workers, in each of them in turn). Throws
    * an HgError problem when it changed nothing (422) or not everywhere (503). Absent: no such route.
@@ -77,9 +78,9 @@ async function handle(backend: AdminBackend, logger: Logger, req: IncomingMessag
     case '/cache': {
       if (method !== 'DELETE') throw methodNotAllowed('DELETE');
       const who = await backend.authorize(req);
-      const purged = await backend.purge(null);
-      logger.info('cache purged', { event: 'cache-purge', scope: 'all', purged, sub: who.subject });
-      sendJson(res, 200, { purged }, false);
+      const result = await backend.purge(null);
+      logger.info('cache purged', { event: 'cache-purge', scope: 'all', purged: result.purged, instances: result.instances, sub: who.subject });
+      sendJson(res, 200, result, false);
       return;
     }
   }
@@ -88,9 +89,9 @@ async function handle(backend: AdminBackend, logger: Logger, req: IncomingMessag
     const who = await backend.authorize(req);
     // The public path as clients spell it: /cache/api/customers/88 (or /cache/customers/88).
     const target = path.slice(PURGE_PREFIX.length - 1);
-    const purged = await backend.purge(target);
-    logger.info('cache purged', { event: 'cache-purge', scope: 'path', path: target, purged, sub: who.subject });
-    sendJson(res, 200, { purged }, false);
+    const result = await backend.purge(target);
+    logger.info('cache purged', { event: 'cache-purge', scope: 'path', path: target, purged: result.purged, instances: result.instances, sub: who.subject });
+    sendJson(res, 200, result, false);
     return;
   }
   throw new HgError('HG_ERR_ROUTE_NOT_FOUND');

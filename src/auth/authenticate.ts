@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { AuthConfig } from '../config/types.ts';
 import { HgError } from '../errors.ts';
 import type { ClientAddressOf } from '../http/client-address.ts';
-import type { RateLimiter } from '../http/rate-limit.ts';
+import type { Limiter } from '../http/rate-limit.ts';
 import { HgRequest } from '../http/response.ts';
 import { readBearerToken } from './bearer.ts';
 import { insufficientScope } from './challenge.ts';
@@ -26,6 +26,18 @@ function requireScope(req: IncomingMessage, principal: Principal, scope: string)
   return principal;
 }
 
+/** A limiter's decision, at once or (a cluster-wide limit asking Redis) later: the principal, or the 429. */
+function decided(over: HgError | null | Promise<HgError | null>, then: () => Principal | Promise<Principal>): Principal | Promise<Principal> {
+  if (over === null) return then();
+  if (over instanceof Promise) {
+    return over.then((result) => {
+      if (result !== null) throw result;
+      return then();
+    });
+  }
+  throw over;
+}
+
 /**
  * authorize() under the rate limit. A verification costs crypto (~100-200 µs), so a token that is
  * not in the verified-token cache is paid for by the client address before it is verified: a
@@ -33,28 +45,29 @@ function requireScope(req: IncomingMessage, principal: Principal, scope: string)
  * against its subject (`sub`), whatever token of that subject it is; a cached token costs no
  * crypto and counts against its subject only. Requests refused before a token (none, malformed)
  * count against the address. Over the limit the answer is 429 instead of what it would have been.
- * A key-source outage (503) is ours, not the client's: what it took is given back.
- * The client address is the one the access log shows (server.trustProxy, client-address.ts).
+ * A key-source outage (503) is ours, not the client's: what it took is given back. The client
+ * address is the one the access log shows (server.trustProxy, client-address.ts). A cluster-wide
+ * limiter may decide later (a promise); this process's buckets decide at once.
  */
-export function authorizeLimited(req: IncomingMessage, verifier: TokenVerifier, auth: AuthConfig, scope: string, limiter: RateLimiter, clientAddress: ClientAddressOf): Principal | Promise<Principal> {
-  // The one place the client's address is read: the one the access log shows (server.trustProxy).
+export function authorizeLimited(req: IncomingMessage, verifier: TokenVerifier, auth: AuthConfig, scope: string, limiter: Limiter, clientAddress: ClientAddressOf): Principal | Promise<Principal> {
+  // The one place the client's address is read.
   const address = clientAddress(req);
   let token: string;
   try {
     token = readBearerToken(req, auth.maxTokenBytes);
   } catch (err) {
-    throw charged(req, limiter, address, err);
+    return charged(req, limiter, address, err);
   }
   const cached = verifier.cached(token);
   if (cached !== undefined) return settle(req, limiter, address, cached, scope, false);
-  const over = limiter.take(undefined, address);
-  if (over !== null) throw over;
-  return verifier.verify(token).then(
-    (principal) => settle(req, limiter, address, principal, scope, true),
-    (err: unknown) => {
-      if (err instanceof HgError && err.status >= 500) limiter.giveBack(address);
-      throw err;
-    },
+  return decided(limiter.take(undefined, address), () =>
+    verifier.verify(token).then(
+      (principal) => settle(req, limiter, address, principal, scope, true),
+      (err: unknown) => {
+        if (err instanceof HgError && err.status >= 500) limiter.giveBack(address);
+        throw err;
+      },
+    ),
   );
 }
 
@@ -62,23 +75,28 @@ export function authorizeLimited(req: IncomingMessage, verifier: TokenVerifier, 
  * A verified principal: its scope checked, its subject charged. A token without a subject counts
  * against its address, which has paid already when the token was just verified (`addressPaid`).
  */
-function settle(req: IncomingMessage, limiter: RateLimiter, address: string | undefined, principal: Principal, scope: string, addressPaid: boolean): Principal {
+function settle(req: IncomingMessage, limiter: Limiter, address: string | undefined, principal: Principal, scope: string, addressPaid: boolean): Principal | Promise<Principal> {
   const paid = addressPaid && principal.subject === undefined;
   try {
     requireScope(req, principal, scope);
   } catch (err) {
-    throw paid ? err : charged(req, limiter, address, err);
+    if (paid) throw err;
+    return charged(req, limiter, address, err);
   }
   if (paid) return principal;
-  const over = limiter.take(principal.subject, address);
-  if (over !== null) throw over;
-  return principal;
+  return decided(limiter.take(principal.subject, address), () => principal);
 }
 
-/** The error to answer a refused request with: its own, or 429 once its client is over the limit. */
-function charged(req: IncomingMessage, limiter: RateLimiter, address: string | undefined, err: unknown): unknown {
-  if (!(err instanceof HgError) || err.status >= 500) return err;
+/** Throws (or rejects with) the error to answer a refused request with: its own, or 429 once its client is over the limit. */
+function charged(req: IncomingMessage, limiter: Limiter, address: string | undefined, err: unknown): never | Promise<never> {
+  if (!(err instanceof HgError) || err.status >= 500) throw err;
   // A valid token that lacks the scope has named its subject already (requireScope).
   const subject = req instanceof HgRequest ? req.subject : undefined;
-  return limiter.take(subject, address) ?? err;
+  const over = limiter.take(subject, address);
+  if (over instanceof Promise) {
+    return over.then((result) => {
+      throw result ?? err;
+    });
+  }
+  throw over ?? err;
 }

@@ -46,6 +46,7 @@ export class Representation {
   /** May it answer once expired (the upstream did not forbid it; see cache-control.ts)? */
   readonly staleAllowed: boolean;
 
+  /** `etag` is given only for a representation made elsewhere (the shared tier carries the one it was served with). */
   constructor(body: string, contentType: string, cacheControl: string, storedAtMs: number, expiresAtMs: number, vary: string | null = null, staleAllowed = true, etag?: string) {
     this.vary = vary;
     this.staleAllowed = staleAllowed;

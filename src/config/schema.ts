@@ -11,8 +11,10 @@ export type Rule = (
   /** `secret`: the value is never shown, not even in the problem about it (auth.secret; header values). */
   | { readonly kind: 'string'; readonly nullable?: boolean; readonly nonEmpty?: boolean; readonly oneOf?: readonly string[]; readonly path?: boolean; readonly secret?: boolean }
   | { readonly kind: 'integer'; readonly min: number; readonly max: number; readonly nullable?: boolean; readonly orWord?: string }
-  | { readonly kind: 'boolean' }
+  | { readonly kind: 'boolean'; readonly nullable?: boolean }
   | { readonly kind: 'url'; readonly nullable?: boolean }
+  /** A Redis URL: redis:// or rediss://, credentials allowed (never echoed: see redactUrl). */
+  | { readonly kind: 'redisUrl'; readonly nullable?: boolean }
   | { readonly kind: 'strings'; readonly nullable?: boolean; readonly oneOf?: readonly string[]; readonly nonEmpty?: boolean }
   | { readonly kind: 'section'; readonly keys: Readonly<Record<string, Rule>>; readonly nullable?: boolean }
   /** An object whose keys the operator names (resources, services, headers); each value follows `values`. */
@@ -177,6 +179,8 @@ export const CONFIG_SCHEMA: Rule = {
         staleWhileRevalidateSeconds: int(0, 86_400),
         // How long the upstream's "no such item" is remembered; 0 asks the upstream every time.
         notFoundSeconds: int(0, 86_400),
+        // The second tier in Redis; null: on when redis.url is set.
+        shared: { kind: 'boolean', nullable: true },
       },
     },
     // A null entry removes a resource the shipped config declares.
@@ -196,6 +200,8 @@ export const CONFIG_SCHEMA: Rule = {
         requestsPerSecond: int(0, 1_000_000, true),
         burst: int(1, 1_000_000),
         maxKeys: int(1, 10_000_000),
+        // null: "cluster" when redis.url is set, else "instance".
+        scope: { kind: 'string', nullable: true, oneOf: ['instance', 'cluster'] },
       },
     },
     cors: {
@@ -219,6 +225,24 @@ export const CONFIG_SCHEMA: Rule = {
         access: { kind: 'boolean' },
         // 64 KiB (one pipe buffer) to 1 GiB.
         maxBufferBytes: int(65_536, 1024 * 1024 * 1024),
+      },
+    },
+    redis: {
+      kind: 'section',
+      keys: {
+        // null: no Redis, every instance on its own (as without this section).
+        url: { kind: 'redisUrl', nullable: true },
+        keyPrefix: str(),
+        // The most a request waits for Redis; past it the request goes on without it.
+        timeoutMs: int(1, 60_000),
+        connectTimeoutMs: int(1, MAX_MS),
+        breaker: {
+          kind: 'section',
+          keys: {
+            failures: int(1, 1_000_000),
+            cooldownMs: int(1, MAX_MS),
+          },
+        },
       },
     },
     admin: {

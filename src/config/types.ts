@@ -114,6 +114,8 @@ export interface CacheConfig {
   readonly staleWhileRevalidateSeconds: number;
   /** How long the upstream's 404 for an item or collection is remembered, in s (0: not cached). */
   readonly notFoundSeconds: number;
+  /** Ask Redis before the upstream on a local miss, and share what was fetched; null: on when redis.url is set. */
+  readonly shared: boolean | null;
 }
 
 export type ParamTypeName = 'integer' | 'string';
@@ -207,6 +209,22 @@ export interface RateLimitConfig {
   readonly burst: number;
   /** Most subjects (and, apart, most client addresses) tracked; the least recently seen go first. */
   readonly maxKeys: number;
+  /** "instance": each instance limits on its own; "cluster": one limit in Redis; null: cluster when redis.url is set. */
+  readonly scope: 'instance' | 'cluster' | null;
+}
+
+/** Shared state across instances (README "Running many instances"). */
+export interface RedisConfig {
+  /** redis:// or rediss:// URL, credentials allowed; null: no Redis. */
+  readonly url: string | null;
+  /** Prefix of every key and channel, so several gateways can share one Redis. */
+  readonly keyPrefix: string;
+  /** The most a request waits for one Redis call, in ms; past it the request goes on without Redis. */
+  readonly timeoutMs: number;
+  /** Time allowed to open a connection, in ms (also the admin purge's wait for its broadcast). */
+  readonly connectTimeoutMs: number;
+  /** Consecutive failed calls that stop calling Redis for cooldownMs (ms), then one probe. */
+  readonly breaker: BreakerConfig;
 }
 
 export interface CorsConfig {
@@ -235,6 +253,7 @@ export interface Config {
   readonly cors: CorsConfig;
   readonly sampleUpstream: { readonly customers: number };
   readonly log: LogConfig;
+  readonly redis: RedisConfig;
   readonly admin: AdminConfig;
 }
 

@@ -102,7 +102,14 @@ function check(rule: Rule, value: unknown, path: string, problems: Problems): un
       return value;
     }
     case 'boolean': {
-      if (typeof value !== 'boolean') problems.add(path, `expected true or false, got ${describeValue(value, rule)}`);
+      if (value === null && 'nullable' in rule && rule.nullable === true) return value;
+      if (typeof value !== 'boolean') problems.add(path, `expected true or false${'nullable' in rule && rule.nullable === true ? ' or null' : ''}, got ${describeValue(value, rule)}`);
+      return value;
+    }
+    case 'redisUrl': {
+      if (value === null && rule.nullable) return value;
+      // describeValue masks a URL's credentials (redact.ts): the value may hold a password.
+      if (!isRedisUrl(value)) problems.add(path, `expected a redis:// or rediss:// URL (host, optional port, user, password and database number, no query or fragment)${rule.nullable ? ', or null' : ''}, got ${describeValue(value, rule)}`);
       return value;
     }
     case 'url': {
@@ -133,6 +140,17 @@ function check(rule: Rule, value: unknown, path: string, problems: Problems): un
       }
       return value;
     }
+  }
+}
+
+/** redis://[user[:password]@]host[:port][/db] or rediss://... (the scheme ioredis reads; TLS for rediss). */
+function isRedisUrl(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '' && /^(\/\d{0,5})?$/.test(url.pathname) && url.search === '' && url.hash === '';
+  } catch {
+    return false;
   }
 }
 
@@ -183,6 +201,11 @@ function checkAcrossKeys(config: Config, problems: Problems, env: NodeJS.Process
       if (!HTTP_TOKEN.test(name)) problems.add(`cors.${key}`, `"${name}" is not a header name (an HTTP token, RFC 9110 section 5.1)`);
     }
   }
+  if (config.redis.url === null) {
+    if (config.rateLimit.scope === 'cluster') problems.add('rateLimit.scope', '"cluster" needs redis.url (the limit is kept in Redis)');
+    if (config.cache.shared === true) problems.add('cache.shared', 'true needs redis.url (the shared tier is in Redis)');
+  }
+  if (/\s/.test(config.redis.keyPrefix)) problems.add('redis.keyPrefix', 'expected no spaces');
   // Keys of named entries (resources, services) never come from the environment: plain problems.
   checkServices(config, problems.list, HTTP_TOKEN, env);
   checkResources(config, problems.list);

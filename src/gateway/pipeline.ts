@@ -8,7 +8,7 @@ import type { GatewayContext } from '../context.ts';
 import { clientAddressRule } from '../http/client-address.ts';
 import { CorsPolicy } from '../http/cors.ts';
 import { createDispatcher, type DrainState } from '../http/dispatch.ts';
-import { RateLimiter } from '../http/rate-limit.ts';
+import type { Limiter } from '../http/rate-limit.ts';
 import type { HgResponse } from '../http/response.ts';
 import { createRouter, type RouteDef } from '../http/router.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -19,9 +19,9 @@ import { apiRootRoutes } from '../resources/api-root.ts';
 import { compileResources, type ResourceTable } from '../resources/compile.ts';
 import { ResourceKit } from '../resources/kit.ts';
 import { openApiRoutes } from '../resources/openapi.ts';
-import { MemoryIdempotencyStore, type IdempotencyStore } from '../resources/idempotency.ts';
 import { readRoutes } from '../resources/read-routes.ts';
 import { writeRoutes } from '../resources/write-routes.ts';
+import type { SharedState } from '../shared/shared-state.ts';
 import { UpstreamServices } from '../upstream/services.ts';
 import { buildAuth } from './auth.ts';
 
@@ -35,9 +35,7 @@ export interface Pipeline {
   readonly cache: ResponseCache;
   /** One client per upstream service. */
   readonly services: UpstreamServices;
-  readonly limiter: RateLimiter | null;
-  /** Idempotency-Key records of writes; kept across reloads that leave idempotency.* as it was. */
-  readonly idempotency: IdempotencyStore;
+  readonly limiter: Limiter | null;
   /** The compiled resource table the routes, API root, OpenAPI document and purge read. */
   readonly table: ResourceTable;
   readonly routes: readonly RouteDef[];
@@ -53,6 +51,8 @@ export interface PipelineParts {
   readonly drainState: DrainState;
   /** The default service's base URL a config means (the embedded sample service's when upstream.url is null). */
   readonly upstreamUrlOf: (config: Config) => string;
+  /** What instances share; made once, from the config the gateway started with. */
+  readonly shared: SharedState;
 }
 
 export const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
@@ -77,17 +77,17 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
   const cache = renderedAlike ? previous.cache : new ResponseCache(config.cache, metrics.cache);
   const services = UpstreamServices.build(config, previous?.services ?? null, (name, service) => (name === 'upstream' ? upstreamUrlOf(config) : (service.url as string)), metrics, clock, claims);
   // The buckets survive a reload that leaves rateLimit as it was, so a reload resets no client's limit.
-  const limiter = previous !== null && same(previous.config.rateLimit, config.rateLimit) ? previous.limiter : RateLimiter.create(config.rateLimit, clock);
-  const ctx: GatewayContext = { config, clock, logger, verifier, cache, metrics };
+  const limiter = previous !== null && same(previous.config.rateLimit, config.rateLimit) ? previous.limiter : parts.shared.limiter(config.rateLimit);
+  const ctx: GatewayContext = { config, clock, logger, verifier, cache, metrics, shared: parts.shared, tier: parts.shared.tier(cache, config) };
   const kit = new ResourceKit(ctx);
   // One rule for whom a request is from, so rate limits and the access log agree behind a proxy.
   const clientAddress = clientAddressRule(config.server.trustProxy);
   const access = new Access(ctx, limiter, clientAddress);
   const table = compileResources(config, services, claims);
-  const idempotency = previous !== null && same(previous.config.idempotency, config.idempotency) ? previous.idempotency : new MemoryIdempotencyStore(config.idempotency, clock);
   // One table for the router and the OpenAPI document, so the document lists exactly what answers.
   const routes: RouteDef[] = [...apiRootRoutes(ctx, kit, access, table), ...readRoutes(table, kit, access)];
-  routes.push(...writeRoutes(table, { ctx, kit, access, idempotency, invalidate: (keys, groups) => void cache.invalidate(keys, groups) }));
+  // A write's invalidation reaches every instance (shared state), as a purge does.
+  routes.push(...writeRoutes(table, { ctx, kit, access, idempotency: parts.shared.idempotency, invalidate: (keys, groups) => void parts.shared.invalidate(keys, groups) }));
   routes.push(...openApiRoutes(ctx, kit, access, () => routes, table));
   const router = createRouter(routes, metrics.requests);
   const cors = config.cors.origins.length > 0 ? new CorsPolicy(config.cors) : null;
@@ -97,5 +97,5 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
     ids: parts.ids,
     clientAddress,
   });
-  return { config, keySource, verifier, keysKept, cache, services, limiter, idempotency, table, routes: router.routes, dispatch };
+  return { config, keySource, verifier, keysKept, cache, services, limiter, table, routes: router.routes, dispatch };
 }

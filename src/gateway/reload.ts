@@ -44,6 +44,12 @@ export function restartRequired(previous: Config, next: Config, initial: Config,
     if (!same(previous.admin[key], next.admin[key])) keys.push(`admin.${key}`);
   }
   if (previous.log.maxBufferBytes !== next.log.maxBufferBytes) keys.push('log.maxBufferBytes');
+  // The Redis connection and what hangs on it (shared state, idempotency records) are made once, at start.
+  for (const section of ['redis', 'idempotency'] as const) {
+    for (const key of Object.keys(next[section]) as (keyof Config[typeof section])[]) {
+      if (!same(initial[section][key], next[section][key])) keys.push(`${section}.${String(key)}`);
+    }
+  }
   if (embedded && next.upstream.url === null && next.sampleUpstream.customers !== initial.sampleUpstream.customers) keys.push('sampleUpstream.customers');
   return keys;
 }

@@ -3,6 +3,37 @@ import type { Clock } from '../clock.ts';
 import type { RateLimitConfig } from '../config/types.ts';
 import { HgError } from '../errors.ts';
 
+/** What a limiter needs of rateLimit (tests build one from these alone). */
+export type BucketConfig = Pick<RateLimitConfig, 'requestsPerSecond' | 'burst' | 'maxKeys'>;
+
+/**
+ * Decides whether one more request of a client may pass: null when it may, else the 429 to
+ * answer. This process's buckets decide at once; a cluster-wide limit (src/shared/) may need a
+ * promise (it asks Redis).
+ */
+export interface Limiter {
+  take(subject: string | undefined, address: string | undefined): HgError | null | Promise<HgError | null>;
+  /** Returns what an address was charged for a request the gateway itself failed (a key-server outage). */
+  giveBack(address: string | undefined): void;
+}
+
+/** The RateLimit-Policy value (draft section 3): q per w seconds is the sustained rate, w rounded up (section 3.1.3, which can only understate it). */
+export function rateLimitPolicy(burst: number, perSecond: number): string {
+  return `"default";q=${burst};w=${Math.max(1, Math.ceil(burst / perSecond))}`;
+}
+
+/**
+ * The 429 for a client that may try again in `waitSeconds` (whole seconds, at least 1: RFC 9110
+ * section 10.2.3 delay-seconds); the draft's `t` says the same, so Retry-After does not point
+ * before the end of the window (section 6).
+ */
+export function rateLimited(waitSeconds: number, policy: string): HgError {
+  return new HgError('HG_ERR_RATE_LIMITED', {
+    detail: `Too many requests; try again in ${waitSeconds} s.`,
+    headers: { 'Retry-After': String(waitSeconds), 'RateLimit-Policy': policy, RateLimit: `"default";r=0;t=${waitSeconds}` },
+  });
+}
+
 /** One client's token bucket: `tokens` left at `atMs`. Changed in place: a request allocates nothing. */
 interface Bucket {
   tokens: number;
@@ -23,7 +54,7 @@ interface Bucket {
  * neither: their header lists are shared and pre-built (cache hits), and a per-request field
  * would cost a copy on every hit.
  */
-export class RateLimiter {
+export class RateLimiter implements Limiter {
   readonly #perSecond: number;
   readonly #burst: number;
   readonly #clock: Clock;
@@ -32,20 +63,18 @@ export class RateLimiter {
   readonly #policy: string;
 
   /** null when rate limiting is off (requestsPerSecond null or 0): callers then skip it entirely. */
-  static create(config: RateLimitConfig, clock: Clock): RateLimiter | null {
+  static create(config: BucketConfig, clock: Clock): RateLimiter | null {
     const rate = config.requestsPerSecond;
     return rate === null || rate === 0 ? null : new RateLimiter(rate, config, clock);
   }
 
-  private constructor(perSecond: number, config: RateLimitConfig, clock: Clock) {
+  private constructor(perSecond: number, config: BucketConfig, clock: Clock) {
     this.#perSecond = perSecond;
     this.#burst = config.burst;
     this.#clock = clock;
     this.#subjects = new LRUCache<string, Bucket>({ max: config.maxKeys });
     this.#addresses = new LRUCache<string, Bucket>({ max: config.maxKeys });
-    // The window the full burst takes to refill: q per w seconds is then the sustained rate
-    // (rounded to whole seconds, section 3.1.3, which can only understate it).
-    this.#policy = `"default";q=${config.burst};w=${Math.max(1, Math.ceil(config.burst / perSecond))}`;
+    this.#policy = rateLimitPolicy(config.burst, perSecond);
   }
 
   /** Buckets held (subjects + addresses), for tests and metrics. */
@@ -84,12 +113,7 @@ export class RateLimiter {
   }
 
   #limited(tokens: number): HgError {
-    // Whole seconds until the next token (RFC 9110 section 10.2.3 delay-seconds); the draft's
-    // `t` says the same, so Retry-After does not point before the end of the window (section 6).
-    const wait = Math.max(1, Math.ceil((1 - tokens) / this.#perSecond));
-    return new HgError('HG_ERR_RATE_LIMITED', {
-      detail: `Too many requests; try again in ${wait} s.`,
-      headers: { 'Retry-After': String(wait), 'RateLimit-Policy': this.#policy, RateLimit: `"default";r=0;t=${wait}` },
-    });
+    // Whole seconds until the next token.
+    return rateLimited(Math.max(1, Math.ceil((1 - tokens) / this.#perSecond)), this.#policy);
   }
 }

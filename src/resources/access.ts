@@ -4,7 +4,7 @@ import { insufficientScope, notOwner } from '../auth/challenge.ts';
 import type { Principal } from '../auth/verifier.ts';
 import type { GatewayContext } from '../context.ts';
 import type { ClientAddressOf } from '../http/client-address.ts';
-import type { RateLimiter } from '../http/rate-limit.ts';
+import type { Limiter } from '../http/rate-limit.ts';
 import type { CompiledResource } from './compile.ts';
 import { paramFromValue, type ParamType, type ParamValue } from './params.ts';
 
@@ -19,11 +19,11 @@ export class Access {
   readonly #ctx: GatewayContext;
   readonly #readAny: string;
   /** null when rate limiting is off: then nothing of it runs. */
-  readonly #limiter: RateLimiter | null;
+  readonly #limiter: Limiter | null;
   /** Whose bucket a request without a valid token takes from (server.trustProxy). */
   readonly #clientAddress: ClientAddressOf;
 
-  constructor(ctx: GatewayContext, limiter: RateLimiter | null, clientAddress: ClientAddressOf) {
+  constructor(ctx: GatewayContext, limiter: Limiter | null, clientAddress: ClientAddressOf) {
     this.#ctx = ctx;
     this.#limiter = limiter;
     this.#clientAddress = clientAddress;

@@ -181,8 +181,11 @@ export class ResourceKit {
   #load(path: string, source: Source, values: readonly ParamValue[], call: UpstreamCall): Promise<CacheEntry> {
     return this.#flights.run(path, async () => {
       const ticket = this.#ctx.cache.beginLoad();
+      const tier = this.#ctx.tier;
       try {
-        return await source.load(path, values, call, ticket);
+        // With a shared tier (Redis), it is asked first and the upstream only when it has nothing.
+        if (tier === null) return await source.load(path, values, call, ticket);
+        return await tier.load(path, ticket, this.vary, source, () => source.load(path, values, call, ticket));
       } finally {
         this.#ctx.cache.endLoad(ticket);
       }

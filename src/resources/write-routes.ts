@@ -17,7 +17,7 @@ import type { UpstreamCall } from '../upstream/call.ts';
 import type { WriteResult } from '../upstream/client.ts';
 import type { Access } from './access.ts';
 import type { CompiledCollection, CompiledResource, ResourceTable } from './compile.ts';
-import { fingerprintOf, type IdempotencyStore, type StoredAnswer } from './idempotency.ts';
+import type { IdempotencyStore, IdempotentAnswer } from '../shared/idempotency.ts';
 import type { ResourceKit } from './kit.ts';
 import type { ParamType, ParamValue } from './params.ts';
 import { suffixesOf } from './read-routes.ts';
@@ -125,6 +125,13 @@ async function upstreamIfMatch(op: WriteOp, ifMatch: IfMatch, path: string, valu
   throw new HgError('HG_ERR_PRECONDITION_FAILED');
 }
 
+/** The request a key was first used for: method, path and the exact body bytes. */
+function fingerprintOf(method: string, path: string, body: Buffer | undefined): string {
+  const hash = createHash('sha256').update(`${method} ${path}\n`);
+  if (body !== undefined) hash.update(body);
+  return hash.digest('base64url');
+}
+
 /** Who an Idempotency-Key belongs to: the token's subject, or (no `sub`) the token itself. */
 function idempotencyScope(req: IncomingMessage, subject: string | undefined): string {
   if (subject !== undefined) return `sub:${subject}`;
@@ -132,9 +139,9 @@ function idempotencyScope(req: IncomingMessage, subject: string | undefined): st
 }
 
 /** Writes a stored or fresh final answer (status, its describing headers, body) with this request's id. */
-function writeAnswer(res: HgResponse, answer: StoredAnswer): void {
+function writeAnswer(res: HgResponse, answer: IdempotentAnswer): void {
   const headers: (string | number)[] = [];
-  for (const [name, value] of answer.headers) headers.push(name, value);
+  for (const [name, value] of Object.entries(answer.headers)) headers.push(name, value);
   const body = Buffer.from(answer.body);
   if (answer.status !== 204) headers.push('Content-Length', body.length);
   headers.push('X-Request-Id', res.requestId);
@@ -144,10 +151,8 @@ function writeAnswer(res: HgResponse, answer: StoredAnswer): void {
 }
 
 /** A problem as a final answer to keep (the upstream's definite refusal under an Idempotency-Key). */
-function problemAnswer(err: HgError): StoredAnswer {
-  const headers: [string, string][] = [['Content-Type', 'application/problem+json'], ['Cache-Control', 'no-store']];
-  for (const [name, value] of Object.entries(err.headers ?? {})) headers.push([name, value]);
-  return { status: err.status, headers, body: JSON.stringify(problemBody(err)) };
+function problemAnswer(err: HgError): IdempotentAnswer {
+  return { status: err.status, headers: { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store', ...err.headers }, body: JSON.stringify(problemBody(err)) };
 }
 
 /**
@@ -191,17 +196,24 @@ async function write(op: WriteOp, deps: WriteDeps, req: IncomingMessage, res: Hg
   const call = callOf(req, res.requestId, principal.claims);
   const scope = key === null ? null : idempotencyScope(req, principal.subject);
   const fingerprint = key === null ? '' : fingerprintOf(method, path, body);
+  const ttlSeconds = ctx.config.idempotency.ttlSeconds;
+  // Whether this request holds the key's record: not when there is none, or the shared store did
+  // not answer in time (then the write goes on unprotected rather than fail: README "Writes").
+  let claimed = false;
   if (scope !== null && key !== null) {
-    const begun = await deps.idempotency.begin(scope, key, fingerprint, r.service.timeoutMs + 5_000);
-    if (begun.kind === 'completed') return writeAnswer(res, begun.answer);
-    if (begun.kind === 'in-progress') throw new HgError('HG_ERR_IDEMPOTENCY_KEY_IN_USE');
-    if (begun.kind === 'mismatch') throw new HgError('HG_ERR_IDEMPOTENCY_KEY_REUSED');
+    const begun = await deps.idempotency.begin(scope, key, fingerprint, ttlSeconds);
+    if (begun.state === 'completed') return writeAnswer(res, begun.answer);
+    if (begun.state === 'in-progress') throw new HgError('HG_ERR_IDEMPOTENCY_KEY_IN_USE');
+    if (begun.state === 'mismatch') throw new HgError('HG_ERR_IDEMPOTENCY_KEY_REUSED');
+    if (begun.state === 'unavailable') ctx.logger.warn('idempotency records unavailable: the write goes on without one', { reqId: res.requestId, event: 'idempotency' });
+    claimed = begun.state === 'new';
   }
-  const finish = async (answer: StoredAnswer | null): Promise<void> => {
-    if (scope === null || key === null) return;
+  const finish = async (answer: IdempotentAnswer | null): Promise<void> => {
+    if (!claimed || scope === null || key === null) return;
     // An answer whose outcome is unknown (a time-out, a reset, a 5xx) is not final: a retry runs again.
-    if (answer === null) await deps.idempotency.abandon(scope, key);
-    else await deps.idempotency.complete(scope, key, fingerprint, answer);
+    // Keeping the record is best effort: a store that fails never changes the answer.
+    const kept = answer === null ? deps.idempotency.abandon(scope, key, fingerprint) : deps.idempotency.complete(scope, key, fingerprint, answer, ttlSeconds);
+    await kept.catch(() => {});
   };
 
   const ticket = ctx.cache.beginLoad();
@@ -235,7 +247,7 @@ async function write(op: WriteOp, deps: WriteDeps, req: IncomingMessage, res: Hg
       await finish(DEFINITE.has(result.status) ? problemAnswer(refused) : null);
       throw refused;
     }
-    let answer: StoredAnswer;
+    let answer: IdempotentAnswer;
     try {
       answer = answered(op, deps, result, path, values, format, ticket);
     } catch (err) {
@@ -271,7 +283,7 @@ function invalidateAfter(op: WriteOp, deps: WriteDeps, path: string, values: rea
  * DELETE answers 204; a POST 201 with Location; PUT and PATCH 200 (201 when the upstream created
  * the item); an answer without a record, 204 (a POST must carry one: 502).
  */
-function answered(op: WriteOp, deps: WriteDeps, result: WriteResult, path: string, values: readonly ParamValue[], format: number, ticket: number): StoredAnswer {
+function answered(op: WriteOp, deps: WriteDeps, result: WriteResult, path: string, values: readonly ParamValue[], format: number, ticket: number): IdempotentAnswer {
   const { r, method, collection } = op;
   const { kit, ctx } = deps;
   // Another write or a purge of the item while this one ran: this answer may be older than what is
@@ -282,7 +294,7 @@ function answered(op: WriteOp, deps: WriteDeps, result: WriteResult, path: strin
   invalidateAfter(op, deps, path, values);
   if (method === 'DELETE' || result.json === undefined) {
     if (method === 'POST') throw new HgError('HG_ERR_UPSTREAM_BAD_GATEWAY', { detail: `${r.service.who} answered the POST without the created ${r.singular}.` });
-    return { status: 204, headers: [], body: '' };
+    return { status: 204, headers: {}, body: '' };
   }
   let itemPath = path;
   let itemValues = values;
@@ -305,15 +317,15 @@ function answered(op: WriteOp, deps: WriteDeps, result: WriteResult, path: strin
   if (!stale && kit.storable(freshness)) ctx.cache.set(itemPath, entry);
   const rep = kit.variantOf(entry, format);
   const created = method === 'POST' || result.status === 201;
-  const headers: [string, string][] = [
-    ['Content-Type', rep.contentType],
-    ['ETag', rep.etag],
+  const headers: Record<string, string> = {
+    'Content-Type': rep.contentType,
+    ETag: rep.etag,
     // RFC 9110 section 8.7: the body is a representation of this resource.
-    ['Content-Location', itemPath],
-    ['Cache-Control', 'no-store'],
-    ['Vary', kit.vary],
-  ];
-  if (created) headers.push(['Location', itemPath]);
+    'Content-Location': itemPath,
+    'Cache-Control': 'no-store',
+    Vary: kit.vary,
+  };
+  if (created) headers['Location'] = itemPath;
   return { status: created ? 201 : 200, headers, body: rep.body };
 }
 

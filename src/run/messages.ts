@@ -15,6 +15,6 @@ export type WorkerMessage =
       readonly restartRequired: readonly string[];
       readonly problems: readonly string[];
     }
-  /** purged null: no route has this path (the primary answers 404). */
-  | { readonly type: 'purged'; readonly seq: number; readonly purged: number | null }
+  /** purged null: no route has this path (the primary answers 404); instances as in PurgeResult. */
+  | { readonly type: 'purged'; readonly seq: number; readonly purged: number | null; readonly instances?: number | null }
   | { readonly type: 'readiness'; readonly seq: number; readonly reason: string | null };

@@ -139,9 +139,14 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
     authorize: (req) => authorize(req, auth.verifier, config.auth, config.admin.scope),
     purge: async (path) => {
       const answers = await Promise.all(live().map((w) => questions.ask(w, (seq) => ({ type: 'purge', seq, path }), IPC_TIMEOUT_MS)));
-      const counts = answers.flatMap((a) => (a?.type === 'purged' && a.purged !== null ? [a.purged] : []));
-      if (counts.length === 0 && answers.some((a) => a?.type === 'purged')) throw new HgError('HG_ERR_ROUTE_NOT_FOUND', { detail: 'No resource of this gateway has this path.' });
-      return counts.reduce((n, c) => n + c, 0);
+      const done = answers.flatMap((a) => (a?.type === 'purged' && a.purged !== null ? [a] : []));
+      if (done.length === 0 && answers.some((a) => a?.type === 'purged')) throw new HgError('HG_ERR_ROUTE_NOT_FOUND', { detail: 'No resource of this gateway has this path.' });
+      const purged = done.reduce((n, a) => n + (a.purged ?? 0), 0);
+      // With Redis each worker broadcasts, and each count is of every instance: the largest says most.
+      const reached = done.flatMap((a) => (a.instances === undefined ? [] : [a.instances]));
+      if (reached.length === 0) return { purged };
+      const known = reached.filter((n) => n !== null);
+      return { purged, instances: known.length === 0 ? null : Math.max(...known) };
     },
     reload: () => reloader.run(),
   };

@@ -152,16 +152,12 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
             (err: unknown) => send({ type: 'reloaded', seq: message.seq, ok: false, changed: [], restartRequired: [], problems: reloadProblems(err) }),
           );
           return;
-        case 'purge': {
-          let purged: number | null;
-          try {
-            purged = gateway.purge(message.path);
-          } catch {
-            purged = null;
-          }
-          send({ type: 'purged', seq: message.seq, purged });
+        case 'purge':
+          gateway.purge(message.path).then(
+            (result) => send({ type: 'purged', seq: message.seq, ...result }),
+            () => send({ type: 'purged', seq: message.seq, purged: null }),
+          );
           return;
-        }
         case 'readiness':
           send({ type: 'readiness', seq: message.seq, reason: gateway.readiness() });
           return;

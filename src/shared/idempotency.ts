@@ -1,0 +1,86 @@
+import { LRUCache } from 'lru-cache';
+import type { Clock } from '../clock.ts';
+
+/** The final answer of an idempotent request, as it is replayed (draft-ietf-httpapi-idempotency-key-header section 2.6). */
+export interface IdempotentAnswer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/** What `begin` found for a subject's key. */
+export type IdempotencyBegin =
+  /** Nobody used this key: it is now this request's (in progress). */
+  | { readonly state: 'new' }
+  /** A request with the same fingerprint holds it and has not finished: answer 409. */
+  | { readonly state: 'in-progress' }
+  /** A request with the same fingerprint finished: replay its answer. */
+  | { readonly state: 'completed'; readonly answer: IdempotentAnswer }
+  /** The key was used for another request (method, path or body differ): answer 422. */
+  | { readonly state: 'mismatch' }
+  /** The shared store did not answer in time: the caller decides (only the Redis store says this). */
+  | { readonly state: 'unavailable' };
+
+/**
+ * Idempotency records per token subject and Idempotency-Key, with the request's fingerprint
+ * (method, path and body, as the caller computes it). Memory (bounded by idempotency.maxEntries)
+ * or Redis (each record with its TTL), so a retry on another instance is replayed.
+ */
+export interface IdempotencyStore {
+  /**
+   * Claims the key for a request, or says who has it. A claim that is never completed nor
+   * abandoned lapses after the store's lease (the instance holding it may have died).
+   */
+  begin(subject: string, key: string, fingerprint: string, ttlSeconds: number): Promise<IdempotencyBegin>;
+  /** Stores the final answer of the request that claimed the key, for ttlSeconds. */
+  complete(subject: string, key: string, fingerprint: string, answer: IdempotentAnswer, ttlSeconds: number): Promise<void>;
+  /** Forgets an unfinished claim (its outcome is unknown or it failed before anything was sent), so a retry may run. */
+  abandon(subject: string, key: string, fingerprint: string): Promise<void>;
+}
+
+type MemoryRecord = { readonly fingerprint: string; readonly answer: IdempotentAnswer | null };
+
+/** The records in this process (no Redis): an LRU bounded by idempotency.maxEntries, each record with its TTL. */
+export class MemoryIdempotencyStore implements IdempotencyStore {
+  readonly #records: LRUCache<string, MemoryRecord>;
+  readonly #leaseMs: number;
+
+  constructor(maxEntries: number, leaseMs: number, clock: Clock) {
+    this.#leaseMs = leaseMs;
+    // TTLs run on the injected clock, so tests move time instead of sleeping.
+    this.#records = new LRUCache<string, MemoryRecord>({ max: maxEntries, ttlAutopurge: false, ttlResolution: 0, perf: { now: () => clock.now() } });
+  }
+
+  get size(): number {
+    return this.#records.size;
+  }
+
+  async begin(subject: string, key: string, fingerprint: string, ttlSeconds: number): Promise<IdempotencyBegin> {
+    const id = recordId(subject, key);
+    const record = this.#records.get(id);
+    if (record === undefined) {
+      this.#records.set(id, { fingerprint, answer: null }, { ttl: Math.min(this.#leaseMs, ttlSeconds * 1000) });
+      return { state: 'new' };
+    }
+    if (record.fingerprint !== fingerprint) return { state: 'mismatch' };
+    return record.answer === null ? { state: 'in-progress' } : { state: 'completed', answer: record.answer };
+  }
+
+  async complete(subject: string, key: string, fingerprint: string, answer: IdempotentAnswer, ttlSeconds: number): Promise<void> {
+    const id = recordId(subject, key);
+    const record = this.#records.get(id);
+    if (record !== undefined && (record.fingerprint !== fingerprint || record.answer !== null)) return;
+    this.#records.set(id, { fingerprint, answer }, { ttl: ttlSeconds * 1000 });
+  }
+
+  async abandon(subject: string, key: string, fingerprint: string): Promise<void> {
+    const id = recordId(subject, key);
+    const record = this.#records.get(id);
+    if (record !== undefined && record.fingerprint === fingerprint && record.answer === null) this.#records.delete(id);
+  }
+}
+
+/** One record's name: subject and key, unambiguous whatever characters they hold. */
+export function recordId(subject: string, key: string): string {
+  return JSON.stringify([subject, key]);
+}

@@ -1,0 +1,137 @@
+import type { ResponseCache } from '../cache/response-cache.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { RedisLink } from './redis-link.ts';
+import type { RedisMetrics } from './redis-metrics.ts';
+import { CLEAR, INVALIDATE } from './scripts.ts';
+
+/** One invalidation as it travels: who sent it, and what to drop (null keys: everything). */
+interface Message {
+  readonly o: string;
+  readonly k?: readonly string[];
+  readonly g?: readonly string[];
+}
+
+/** Keys and groups waiting to be sent again before they are merged into one "drop everything". */
+const MAX_QUEUED_NAMES = 10_000;
+/** How often invalidations Redis did not take are tried again, ms. */
+const RETRY_MS = 1000;
+
+function isMessage(value: unknown): value is Message {
+  if (typeof value !== 'object' || value === null) return false;
+  const m = value as Record<string, unknown>;
+  const names = (v: unknown): boolean => v === undefined || (Array.isArray(v) && v.every((x) => typeof x === 'string'));
+  return typeof m['o'] === 'string' && names(m['k']) && names(m['g']);
+}
+
+/**
+ * Invalidations between instances: each one is sent with the script that also drops it from the
+ * shared tier (so no instance reads the old entry back from Redis), and every instance drops it
+ * from its local cache when the message arrives (not the sender: it already has). Pub/sub keeps
+ * nothing for a subscriber that is away, so each time the subscription is made again the local
+ * cache is cleared whole. An invalidation Redis does not take in time is kept (bounded) and sent
+ * again every second until it does.
+ */
+export class InvalidationBus {
+  readonly #link: RedisLink;
+  readonly #cache: () => ResponseCache | null;
+  readonly #metrics: RedisMetrics;
+  readonly #logger: Logger;
+  readonly #origin: string;
+  /** How long an invalidation keeps loads that began before it from storing, ms. */
+  readonly #markMs: number;
+  #queuedKeys = new Set<string>();
+  #queuedGroups = new Set<string>();
+  #queuedAll = false;
+  #retry: NodeJS.Timeout | null = null;
+  #subscriptions = 0;
+  #closed = false;
+
+  constructor(link: RedisLink, cache: () => ResponseCache | null, metrics: RedisMetrics, logger: Logger, origin: string, markMs: number) {
+    this.#link = link;
+    this.#cache = cache;
+    this.#metrics = metrics;
+    this.#logger = logger;
+    this.#origin = origin;
+    this.#markMs = markMs;
+    link.subscribe(
+      `${link.prefix}invalidate`,
+      (message) => this.#received(message),
+      () => this.#subscribed(),
+    );
+  }
+
+  /** Sends an invalidation (keys and groups, or everything when `keys` is null); resolves with the instances reached, or null. */
+  send(keys: readonly string[] | null, groups: readonly string[], deadlineMs: number): Promise<number | null> {
+    const sent =
+      keys === null
+        ? this.#link.script('invalidate', CLEAR, [], [this.#link.prefix, this.#markMs, JSON.stringify({ o: this.#origin } satisfies Message)], deadlineMs)
+        : this.#link.script('invalidate', INVALIDATE, [], [this.#link.prefix, this.#markMs, JSON.stringify({ o: this.#origin, k: keys, g: groups } satisfies Message), keys.length, ...keys, ...groups], deadlineMs);
+    return sent.then(
+      (reached) => {
+        this.#metrics.invalidation('sent');
+        return typeof reached === 'number' ? reached : null;
+      },
+      () => {
+        this.#queue(keys, groups);
+        return null;
+      },
+    );
+  }
+
+  close(): void {
+    this.#closed = true;
+    if (this.#retry !== null) clearTimeout(this.#retry);
+    this.#retry = null;
+  }
+
+  #received(text: string): void {
+    let message: unknown;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      return;
+    }
+    if (!isMessage(message) || message.o === this.#origin) return;
+    this.#metrics.invalidation('received');
+    if (message.k === undefined) this.#cache()?.clear();
+    else this.#cache()?.invalidate(message.k, message.g ?? []);
+  }
+
+  #subscribed(): void {
+    // The first subscription of an instance that reached Redis at once follows no gap; one that
+    // started with Redis away may have cached what others invalidated meanwhile.
+    if (this.#subscriptions++ === 0 && !this.#link.everDown) return;
+    const dropped = this.#cache()?.clear() ?? 0;
+    this.#metrics.resync();
+    this.#logger.warn('redis: the invalidation subscription was lost and is back; the local cache was cleared (invalidations sent meanwhile were missed)', { event: 'redis', dropped });
+  }
+
+  #queue(keys: readonly string[] | null, groups: readonly string[]): void {
+    if (this.#closed) return;
+    this.#metrics.invalidation('queued');
+    if (keys === null) this.#queuedAll = true;
+    else {
+      for (const key of keys) this.#queuedKeys.add(key);
+      for (const group of groups) this.#queuedGroups.add(group);
+      if (this.#queuedKeys.size + this.#queuedGroups.size > MAX_QUEUED_NAMES) this.#queuedAll = true;
+    }
+    if (this.#queuedAll) {
+      this.#queuedKeys = new Set();
+      this.#queuedGroups = new Set();
+    }
+    this.#retry ??= setTimeout(() => this.#flush(), RETRY_MS).unref();
+  }
+
+  /** Sends what is queued again, as one message (failing, it is queued again). */
+  #flush(): void {
+    this.#retry = null;
+    const all = this.#queuedAll;
+    const keys = [...this.#queuedKeys];
+    const groups = [...this.#queuedGroups];
+    this.#queuedAll = false;
+    this.#queuedKeys = new Set();
+    this.#queuedGroups = new Set();
+    if (!all && keys.length === 0 && groups.length === 0) return;
+    void this.send(all ? null : keys, groups, this.#link.timeoutMs * 10);
+  }
+}

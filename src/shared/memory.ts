@@ -1,0 +1,46 @@
+import type { ResponseCache } from '../cache/response-cache.ts';
+import type { Clock } from '../clock.ts';
+import type { Config, RateLimitConfig } from '../config/types.ts';
+import { RateLimiter } from '../http/rate-limit.ts';
+import { MemoryIdempotencyStore } from './idempotency.ts';
+import { leaseMs } from './lifetimes.ts';
+import type { Invalidation, SharedState } from './shared-state.ts';
+
+/**
+ * Shared state when there is nothing to share it with (no redis.url): today's behaviour. An
+ * invalidation drops from this instance's cache alone, rate limits are this instance's buckets,
+ * there is no second cache tier, and idempotency records live in this process.
+ */
+export class MemorySharedState implements SharedState {
+  readonly kind = 'memory';
+  readonly idempotency: MemoryIdempotencyStore;
+  #cache: () => ResponseCache | null = () => null;
+  readonly #clock: Clock;
+
+  constructor(config: Config, clock: Clock) {
+    this.#clock = clock;
+    this.idempotency = new MemoryIdempotencyStore(config.idempotency.maxEntries, leaseMs(config), clock);
+  }
+
+  attach(cache: () => ResponseCache): void {
+    this.#cache = cache;
+  }
+
+  invalidate(keys: readonly string[], groups: readonly string[]): Invalidation {
+    return { purged: this.#cache()?.invalidate(keys, groups) ?? 0, instances: null };
+  }
+
+  clear(): Invalidation {
+    return { purged: this.#cache()?.clear() ?? 0, instances: null };
+  }
+
+  limiter(config: RateLimitConfig): RateLimiter | null {
+    return RateLimiter.create(config, this.#clock);
+  }
+
+  tier(): null {
+    return null;
+  }
+
+  async close(): Promise<void> {}
+}

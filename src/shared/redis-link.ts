@@ -1,0 +1,219 @@
+import { performance } from 'node:perf_hooks';
+import { Redis, type RedisOptions } from 'ioredis';
+import type { Clock } from '../clock.ts';
+import { redactUrl } from '../config/redact.ts';
+import type { RedisConfig } from '../config/types.ts';
+import type { Logger } from '../observability/logger.ts';
+import { CircuitBreaker, PROBE } from '../upstream/breaker.ts';
+import type { RedisMetrics } from './redis-metrics.ts';
+import { SCRIPTS, type LuaScript } from './scripts.ts';
+
+/**
+ * Why a Redis call gave no answer: it ran past its deadline, the connection is not up, the
+ * breaker is open, or the link was closed. The caller goes on without Redis (its fallback).
+ */
+export class RedisUnavailable extends Error {
+  readonly reason: 'timeout' | 'down' | 'breaker' | 'closed';
+  constructor(reason: RedisUnavailable['reason']) {
+    super(`redis ${reason}`);
+    this.name = 'RedisUnavailable';
+    this.reason = reason;
+  }
+}
+
+/** What a call is for: the label of its metrics. */
+export type RedisOp = 'tier_read' | 'tier_write' | 'lock' | 'rate' | 'invalidate' | 'idempotency';
+
+/** A Redis error reply (ioredis' ReplyError): Redis answered, so the connection is fine. */
+function isReply(err: unknown): err is Error {
+  return err instanceof Error && err.name === 'ReplyError';
+}
+
+/**
+ * The connection to Redis, and the only place that calls it. The client is ioredis 5, chosen
+ * because its own command time-out still fires for a command already written to a Redis stopped
+ * with SIGSTOP, where node-redis 5 and 6 drop the timer once the command is written and wait for
+ * ever (measured on redis-server 7.0: ioredis 5 and 6 and iovalkey rejected after 50 ms, node-redis
+ * gave no answer in 3 s; all of them failed at once with Redis killed and worked again on their
+ * own after a restart). It is pure JavaScript, with no install script.
+ *
+ * All the same, every call here races its own deadline (redis.timeoutMs unless said otherwise),
+ * so nothing depends on a client's timer. Calls fail at once while the connection is down (no
+ * offline queue: a request never waits for a reconnect) and while the breaker is open
+ * (redis.breaker: consecutive calls that time out or lose the connection open it; after its
+ * cooldown one probe call may pass). An error reply (OOM, WRONGTYPE) is an answer: it fails that
+ * call but counts as a working Redis.
+ */
+export class RedisLink {
+  readonly prefix: string;
+  readonly #client: Redis;
+  readonly #breaker: CircuitBreaker;
+  readonly #timeoutMs: number;
+  readonly #metrics: RedisMetrics;
+  readonly #logger: Logger;
+  readonly #where: string;
+  readonly #subscribers: Redis[] = [];
+  #closed = false;
+  /** A connection problem was logged since the last 'ready': a Redis that stays down is logged once, not per retry. */
+  #reported = false;
+  /** Has the connection ever failed (at start, or since)? */
+  #everDown = false;
+
+  constructor(config: RedisConfig, clock: Clock, logger: Logger, metrics: RedisMetrics) {
+    this.prefix = config.keyPrefix;
+    this.#timeoutMs = config.timeoutMs;
+    this.#breaker = new CircuitBreaker(config.breaker, clock);
+    this.#metrics = metrics;
+    this.#logger = logger;
+    this.#where = redactUrl(config.url as string);
+    this.#client = this.#connect(config, 'hypergate');
+    metrics.watch(this);
+  }
+
+  /** Connected and ready for commands. */
+  get up(): boolean {
+    return !this.#closed && this.#client.status === 'ready';
+  }
+
+  /** Has the connection ever failed since the link was made (a start with Redis away included)? */
+  get everDown(): boolean {
+    return this.#everDown;
+  }
+
+  get breakerState(): CircuitBreaker['state'] {
+    return this.#breaker.state;
+  }
+
+  /** The default deadline of a call on a request's path (redis.timeoutMs). */
+  get timeoutMs(): number {
+    return this.#timeoutMs;
+  }
+
+  /**
+   * Runs one call within `deadlineMs`. Rejects with RedisUnavailable when it cannot answer in
+   * time (or at all), or with Redis's own error reply.
+   */
+  call<T>(op: RedisOp, run: (client: Redis) => Promise<T>, deadlineMs = this.#timeoutMs): Promise<T> {
+    if (this.#closed) return this.#refuse(op, 'closed');
+    if (this.#client.status !== 'ready') return this.#refuse(op, 'down');
+    const admit = this.#breaker.admit();
+    if (admit > 0) return this.#refuse(op, 'breaker');
+    const probe = admit === PROBE;
+    const started = performance.now();
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      const timer = setTimeout(() => {
+        settled = true;
+        this.#breaker.failed(probe);
+        this.#metrics.call(op, 'timeout', performance.now() - started);
+        reject(new RedisUnavailable('timeout'));
+      }, deadlineMs);
+      run(this.#client).then(
+        (value) => {
+          if (settled) return;
+          clearTimeout(timer);
+          this.#breaker.succeeded(probe);
+          this.#metrics.call(op, 'ok', performance.now() - started);
+          resolve(value);
+        },
+        (err: unknown) => {
+          if (settled) return;
+          clearTimeout(timer);
+          if (isReply(err)) this.#breaker.succeeded(probe);
+          else this.#breaker.failed(probe);
+          this.#metrics.call(op, isReply(err) ? 'error' : 'down', performance.now() - started);
+          reject(isReply(err) ? err : new RedisUnavailable('down'));
+        },
+      );
+    });
+  }
+
+  /**
+   * Runs a Lua script by its SHA-1 (EVALSHA). A Redis that restarted empty has forgotten it and
+   * answers NOSCRIPT (the reply's error code, its first word: https://redis.io/docs/latest/commands/evalsha/);
+   * then it is sent whole once (EVAL, which also caches it again).
+   */
+  script(op: RedisOp, script: LuaScript, keys: readonly string[], args: readonly (string | number)[], deadlineMs?: number): Promise<unknown> {
+    return this.call(
+      op,
+      async (client) => {
+        try {
+          return await client.evalsha(script.sha, keys.length, ...keys, ...args);
+        } catch (err) {
+          if (!isReply(err) || !err.message.startsWith('NOSCRIPT')) throw err;
+          return client.eval(script.lua, keys.length, ...keys, ...args);
+        }
+      },
+      deadlineMs,
+    );
+  }
+
+  /**
+   * A second connection subscribed to `channel` (a subscribed connection can do nothing else).
+   * `subscribed` runs each time the subscription is (re)made: messages sent while it was down
+   * are lost (pub/sub keeps nothing), so the caller resynchronises there.
+   */
+  subscribe(channel: string, onMessage: (message: string) => void, subscribed: () => void): void {
+    const sub = this.#client.duplicate({ connectionName: 'hypergate-sub', autoResubscribe: false });
+    this.#subscribers.push(sub);
+    // The command connection logs the outage; this one only reconnects.
+    sub.on('error', () => {});
+    sub.on('message', (_channel: string, message: string) => onMessage(message));
+    sub.on('ready', () => {
+      sub.subscribe(channel).then(subscribed, (err: unknown) => {
+        this.#logger.warn('redis: could not subscribe; retrying on the next connection', { event: 'redis', error: (err as Error).message });
+        sub.disconnect(true);
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const client of [this.#client, ...this.#subscribers]) client.disconnect(false);
+  }
+
+  #refuse<T>(op: RedisOp, reason: RedisUnavailable['reason']): Promise<T> {
+    this.#metrics.call(op, reason === 'breaker' ? 'rejected' : 'down', 0);
+    return Promise.reject(new RedisUnavailable(reason));
+  }
+
+  #connect(config: RedisConfig, name: string): Redis {
+    const options: RedisOptions = {
+      connectionName: name,
+      connectTimeout: config.connectTimeoutMs,
+      // No offline queue and no re-sending: a request never waits for a reconnect, and nothing
+      // written for it runs later, when it no longer matters.
+      enableOfflineQueue: false,
+      autoResendUnfulfilledCommands: false,
+      maxRetriesPerRequest: 0,
+      // Reconnect for ever, quickly at first: 100 ms, 200 ms, ... then once a second.
+      retryStrategy: (times) => Math.min(times * 100, 1000),
+      // Commands made in one tick go out in one write: under load a socket write (a system call,
+      // most of a tier hit's CPU in a profile) is shared by many requests.
+      enableAutoPipelining: true,
+    };
+    const client = new Redis(config.url as string, options);
+    client.on('ready', () => {
+      this.#reported = false;
+      this.#logger.info(`redis connected: ${this.#where}`, { event: 'redis', up: true });
+      // Loaded ahead, so the first calls after a (re)start do not pay a NOSCRIPT round trip; a
+      // Redis restarted empty while we stayed connected is still handled by script().
+      for (const script of SCRIPTS) client.script('LOAD', script.lua).catch(() => {});
+    });
+    client.on('error', (err: Error) => this.#problem(err.message));
+    client.on('close', () => {
+      if (client === this.#client && !this.#closed) this.#problem('connection closed');
+    });
+    return client;
+  }
+
+  /** Logs a connection problem once (a Redis that stays down is retried every second). */
+  #problem(what: string): void {
+    if (this.#closed || this.#reported) return;
+    this.#reported = true;
+    this.#everDown = true;
+    // ioredis' messages name the address (ECONNREFUSED 127.0.0.1:6379), never the credentials.
+    this.#logger.warn(`redis unavailable (${what}); serving without it: ${this.#where}`, { event: 'redis', up: false });
+  }
+}

@@ -1,0 +1,87 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { BREAKER_STATE, type BreakerStateName } from '../observability/metrics.ts';
+import type { RedisOp } from './redis-link.ts';
+
+/** How one Redis call ended: answered, an error reply, past its deadline, no connection, or refused by the open breaker. */
+export type RedisOutcome = 'ok' | 'error' | 'timeout' | 'down' | 'rejected';
+
+/** What the shared cache tier did for one local miss (README "Running many instances"). */
+export type TierOutcome = 'hit' | 'miss' | 'unavailable' | 'waited' | 'stored';
+
+const BUCKETS_S = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1];
+
+/** The link's state, read at scrape time. */
+interface LinkState {
+  readonly up: boolean;
+  readonly breakerState: BreakerStateName;
+}
+
+/**
+ * Redis's state, errors and latency in /metrics (registered only when redis.url is set). Every
+ * count here is off the hot path (a miss, a rate decision, an invalidation), so prom-client's own
+ * counters are fine.
+ */
+export class RedisMetrics {
+  readonly #calls: Counter<'op' | 'outcome'>;
+  readonly #seconds: Histogram<'op'>;
+  readonly #fallbacks: Counter;
+  readonly #tier: Counter<'outcome'>;
+  readonly #invalidations: Counter<'direction'>;
+  readonly #resyncs: Counter;
+  #link: LinkState | null = null;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    const self = this;
+    new Gauge({
+      name: 'hypergate_redis_up',
+      help: 'Is the connection to Redis up (1) or not (0)',
+      registers,
+      // Across a cluster's workers: 0 when any one is cut off.
+      aggregator: 'min',
+      collect() {
+        this.set(self.#link?.up === true ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'hypergate_redis_breaker_state',
+      help: 'The Redis circuit breaker: 0 closed, 1 half-open, 2 open',
+      registers,
+      aggregator: 'max',
+      collect() {
+        this.set(BREAKER_STATE[self.#link?.breakerState ?? 'closed']);
+      },
+    });
+    this.#calls = new Counter({ name: 'hypergate_redis_calls_total', help: 'Redis calls by purpose and outcome (ok, error reply, timeout, down, rejected by the open breaker)', labelNames: ['op', 'outcome'], registers });
+    this.#seconds = new Histogram({ name: 'hypergate_redis_call_duration_seconds', help: 'Time of Redis calls that answered, in seconds', labelNames: ['op'], buckets: BUCKETS_S, registers });
+    this.#fallbacks = new Counter({ name: 'hypergate_rate_limit_fallback_total', help: 'Cluster rate-limit decisions made by this instance alone because Redis did not answer in time', registers });
+    this.#tier = new Counter({ name: 'hypergate_shared_cache_total', help: 'Local cache misses by what the shared tier did: hit, miss, unavailable, waited (for another instance\'s fetch), stored', labelNames: ['outcome'], registers });
+    this.#invalidations = new Counter({ name: 'hypergate_invalidations_total', help: 'Invalidation broadcasts: sent, received from other instances, queued (Redis did not take it in time)', labelNames: ['direction'], registers });
+    this.#resyncs = new Counter({ name: 'hypergate_cache_resyncs_total', help: 'Local caches cleared because the invalidation subscription dropped and came back', registers });
+  }
+
+  watch(link: LinkState): void {
+    this.#link = link;
+  }
+
+  call(op: RedisOp, outcome: RedisOutcome, ms: number): void {
+    this.#calls.inc({ op, outcome });
+    if (outcome === 'ok' || outcome === 'error') this.#seconds.observe({ op }, ms / 1000);
+  }
+
+  fallback(): void {
+    this.#fallbacks.inc();
+  }
+
+  tier(outcome: TierOutcome): void {
+    this.#tier.inc({ outcome });
+  }
+
+  invalidation(direction: 'sent' | 'received' | 'queued'): void {
+    this.#invalidations.inc({ direction });
+  }
+
+  resync(): void {
+    this.#resyncs.inc();
+  }
+}

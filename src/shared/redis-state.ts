@@ -1,0 +1,72 @@
+import { randomBytes } from 'node:crypto';
+import type { ResponseCache } from '../cache/response-cache.ts';
+import type { Clock } from '../clock.ts';
+import type { Config, RateLimitConfig } from '../config/types.ts';
+import { RateLimiter, type Limiter } from '../http/rate-limit.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import { CacheTier } from './cache-tier.ts';
+import { ClusterRateLimiter } from './cluster-rate-limit.ts';
+import { InvalidationBus } from './invalidation-bus.ts';
+import { invalidationMarkMs, leaseMs, upstreamDeadlineMs } from './lifetimes.ts';
+import { RedisIdempotencyStore } from './redis-idempotency.ts';
+import { RedisLink } from './redis-link.ts';
+import { RedisMetrics } from './redis-metrics.ts';
+import type { Invalidation, SharedState } from './shared-state.ts';
+
+/**
+ * Shared state in Redis (redis.url): invalidations broadcast to every instance, cluster-wide rate
+ * limits, the second cache tier with its herd lock, idempotency records. Made once per gateway
+ * from the config it started with (redis.* needs a restart); the rate limiter and the tier are made
+ * per pipeline, as their settings may change on reload.
+ */
+export class RedisSharedState implements SharedState {
+  readonly kind = 'redis';
+  readonly idempotency: RedisIdempotencyStore;
+  readonly #link: RedisLink;
+  readonly #metrics: RedisMetrics;
+  readonly #bus: InvalidationBus;
+  #cache: () => ResponseCache | null = () => null;
+  readonly #clock: Clock;
+  /** This instance's name in locks and messages: random, so two processes never share one. */
+  readonly #origin = randomBytes(9).toString('base64url');
+
+  constructor(config: Config, clock: Clock, logger: Logger, metrics: Metrics) {
+    this.#clock = clock;
+    this.#metrics = new RedisMetrics(metrics.registry);
+    this.#link = new RedisLink(config.redis, clock, logger, this.#metrics);
+    this.#bus = new InvalidationBus(this.#link, () => this.#cache(), this.#metrics, logger, this.#origin, invalidationMarkMs(config));
+    this.idempotency = new RedisIdempotencyStore(this.#link, leaseMs(config));
+  }
+
+  attach(cache: () => ResponseCache): void {
+    this.#cache = cache;
+  }
+
+  /** `waitMs`: how long the broadcast may take to be confirmed (default redis.timeoutMs); past it, it is sent again later. */
+  invalidate(keys: readonly string[], groups: readonly string[], waitMs = this.#link.timeoutMs): Invalidation {
+    const purged = this.#cache()?.invalidate(keys, groups) ?? 0;
+    return { purged, instances: this.#bus.send(keys, groups, waitMs) };
+  }
+
+  clear(waitMs = this.#link.timeoutMs): Invalidation {
+    const purged = this.#cache()?.clear() ?? 0;
+    return { purged, instances: this.#bus.send(null, [], waitMs) };
+  }
+
+  limiter(config: RateLimitConfig): Limiter | null {
+    if (config.scope === 'instance') return RateLimiter.create(config, this.#clock);
+    return ClusterRateLimiter.create(config, this.#link, this.#metrics, this.#clock);
+  }
+
+  tier(cache: ResponseCache, config: Config): CacheTier | null {
+    if (config.cache.shared === false) return null;
+    const waitMs = upstreamDeadlineMs(config);
+    return new CacheTier(this.#link, cache, this.#clock, this.#metrics, this.#origin, { waitMs, lockMs: leaseMs(config) });
+  }
+
+  async close(): Promise<void> {
+    this.#bus.close();
+    await this.#link.close();
+  }
+}

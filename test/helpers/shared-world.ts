@@ -1,0 +1,86 @@
+import { randomBytes } from 'node:crypto';
+import { mergeConfig } from '../../src/config/load.ts';
+import { ManualClock } from './clock.ts';
+import { startGateway, type RunningGateway } from './gateway.ts';
+import { makeKey, signToken, startJwksServer, type JwksServer, type TestKey, type TokenOptions } from './keys.ts';
+import { sample } from './metrics.ts';
+import type { RedisServer } from './redis.ts';
+import { startTestUpstream, type TestUpstream } from './upstream.ts';
+
+/**
+ * Several real gateways (createGateway, each with its own connections to Redis and its own clock)
+ * sharing one real Redis, one upstream and one key server: instances of one deployment. Each world
+ * takes its own redis.keyPrefix, so worlds on one Redis never see each other. The Redis deadline is
+ * a generous 250 ms (on a machine busy with other test files); fault tests set their own.
+ */
+export interface SharedWorld {
+  readonly redis: RedisServer;
+  readonly upstream: TestUpstream;
+  readonly jwks: JwksServer;
+  readonly key: TestKey;
+  readonly prefix: string;
+  readonly gateways: RunningGateway[];
+  /** One clock per gateway, in order. */
+  readonly clocks: ManualClock[];
+  token(options?: TokenOptions): Promise<string>;
+  /** The config every instance of this world is started with (before per-instance overrides). */
+  config(overrides?: unknown): unknown;
+  /** Starts one more instance and waits until it is subscribed. */
+  add(overrides?: unknown, clock?: ManualClock): Promise<RunningGateway>;
+  close(): Promise<void>;
+}
+
+/** Polls an async condition until it holds (bounded): for what happens in Redis or another process. */
+export async function until(ready: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await ready().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A metric of a gateway (0 when absent). */
+export async function metric(gw: RunningGateway, name: string, labels: Record<string, string> = {}): Promise<number> {
+  return sample(await gw.gateway.metrics.text(), name, labels) ?? 0;
+}
+
+export async function startSharedWorld(redis: RedisServer, count: number, overrides: unknown = {}): Promise<SharedWorld> {
+  const key = await makeKey('ES256');
+  const jwks = await startJwksServer([key.publicJwk]);
+  const upstream = await startTestUpstream();
+  const prefix = `t${randomBytes(4).toString('hex')}:`;
+  const base = { upstream: { url: upstream.url }, auth: { jwksUrl: jwks.url }, redis: { url: redis.url, keyPrefix: prefix, timeoutMs: 250 }, log: { access: false } };
+  const gateways: RunningGateway[] = [];
+  const clocks: ManualClock[] = [];
+  const config = (more: unknown = {}): unknown => mergeConfig(mergeConfig(base, overrides), more);
+  const subscribed = async (): Promise<number> => {
+    const answer = (await redis.command('PUBSUB', 'NUMSUB', `${prefix}invalidate`)) as [string, number];
+    return answer[1];
+  };
+  const add = async (more: unknown = {}, clock = new ManualClock()): Promise<RunningGateway> => {
+    const gw = await startGateway(config(more), { clock });
+    gateways.push(gw);
+    clocks.push(clock);
+    const want = gateways.length;
+    await until(async () => (await subscribed()) >= want && (await metric(gw, 'hypergate_redis_up')) === 1, 'the instance to connect and subscribe');
+    return gw;
+  };
+  for (let i = 0; i < count; i++) await add();
+  return {
+    redis,
+    upstream,
+    jwks,
+    key,
+    prefix,
+    gateways,
+    clocks,
+    config,
+    add,
+    token: (options = {}) => signToken(key, { nowSeconds: clocks[0]?.seconds ?? Math.floor(Date.now() / 1000), ...options }),
+    close: async () => {
+      await Promise.all(gateways.map((gw) => gw.close()));
+      await upstream.close();
+      await jwks.close();
+    },
+  };
+}

@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { bearer, get, problemOf } from '../helpers/gateway.ts';
+import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.ts';
+import { metric, startSharedWorld, type SharedWorld } from '../helpers/shared-world.ts';
+
+const BURST = 5;
+
+describe('cluster rate limits (rateLimit.scope "cluster")', { skip: redisSkip }, () => {
+  let redis: RedisServer;
+  let world: SharedWorld;
+
+  before(async () => {
+    redis = await startRedis();
+    world = await startSharedWorld(redis, 2, { rateLimit: { requestsPerSecond: 1, burst: BURST } });
+  });
+  after(async () => {
+    await world?.close();
+    await redis?.close();
+  });
+
+  const as = async (sub: string): Promise<Record<string, string>> => bearer(await world.token({ claims: { sub } }));
+  const statuses = async (headers: Record<string, string>, count: number): Promise<number[]> => {
+    const out: number[] = [];
+    for (let n = 0; n < count; n++) out.push((await get(`${world.gateways[n % 2]?.url}/api/customers/1`, headers)).status);
+    return out;
+  };
+  const rateCalls = async (i: number): Promise<number> => metric(world.gateways[i]!, 'hypergate_redis_calls_total', { op: 'rate', outcome: 'ok' });
+
+  it('answers over the limit with the same 429 problem and headers as the local limiter', async () => {
+    const headers = await as('limited');
+    await statuses(headers, BURST);
+    const res = await get(`${world.gateways[0]?.url}/api/customers/1`, headers);
+    assert.equal(res.status, 429);
+    assert.equal(problemOf(res).code, 'HG_ERR_RATE_LIMITED');
+    assert.equal(res.headers['retry-after'], '1');
+    assert.equal(res.headers['ratelimit-policy'], `"default";q=${BURST};w=${BURST}`);
+    assert.equal(res.headers['ratelimit'], '"default";r=0;t=1');
+  });
+
+  it('remembers a refusal until it expires, so a client hammering at 429 costs no Redis call', async () => {
+    const headers = await as('hammering');
+    await statuses(headers, BURST + 2);
+    const before = [await rateCalls(0), await rateCalls(1)];
+    assert.deepEqual(await statuses(headers, 20), Array(20).fill(429));
+    assert.deepEqual([await rateCalls(0), await rateCalls(1)], before);
+  });
+
+  it('loads its script again when Redis forgot it (SCRIPT FLUSH, as a restart does)', async () => {
+    const headers = await as('after-flush');
+    await redis.command('SCRIPT', 'FLUSH');
+    const fallbacks = await metric(world.gateways[0]!, 'hypergate_rate_limit_fallback_total');
+    assert.deepEqual(await statuses(headers, BURST + 1), [...Array(BURST).fill(200), 429]);
+    assert.equal(await metric(world.gateways[0]!, 'hypergate_rate_limit_fallback_total'), fallbacks, 'decided in Redis, not locally');
+  });
+
+  it("falls back to this instance's own buckets when Redis does not answer, and counts it", async () => {
+    const headers = await as('while-paused');
+    redis.pause();
+    try {
+      // Each instance alone lets one burst through: fail open, but capped.
+      const got = await statuses(headers, 2 * BURST + 4);
+      assert.equal(got.filter((s) => s === 200).length, 2 * BURST);
+    } finally {
+      redis.resume();
+    }
+    assert.ok((await metric(world.gateways[0]!, 'hypergate_rate_limit_fallback_total')) >= BURST);
+  });
+
+  it('limits each instance on its own with rateLimit.scope "instance", without asking Redis', async () => {
+    const local = await world.add({ rateLimit: { scope: 'instance' } });
+    const headers = await as('local');
+    for (let n = 0; n < BURST; n++) assert.equal((await get(`${local.url}/api/customers/1`, headers)).status, 200);
+    assert.equal((await get(`${local.url}/api/customers/1`, headers)).status, 429);
+    assert.equal(await metric(local, 'hypergate_redis_calls_total', { op: 'rate', outcome: 'ok' }), 0);
+  });
+});

@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ManualClock } from '../helpers/clock.ts';
+import { MemoryIdempotencyStore, type IdempotencyStore } from '../../src/shared/idempotency.ts';
+import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.ts';
+import { startSharedWorld, type SharedWorld } from '../helpers/shared-world.ts';
+
+const ANSWER = { status: 201, headers: { location: '/api/customers/9', etag: '"v1"' }, body: '{"id":9}' };
+
+/** The contract both stores keep; `stores` gives two handles on one store (two instances, for Redis). */
+function contract(name: string, skip: string | false, stores: () => readonly [IdempotencyStore, IdempotencyStore]): void {
+  describe(`idempotency records: ${name}`, { skip }, () => {
+    it('claims a new key, says in-progress to a second request with it, and replays the completed answer', async () => {
+      const [a, b] = stores();
+      assert.deepEqual(await a.begin('alice', 'k1', 'POST /api/customers {}', 60), { state: 'new' });
+      assert.deepEqual(await b.begin('alice', 'k1', 'POST /api/customers {}', 60), { state: 'in-progress' });
+      await a.complete('alice', 'k1', 'POST /api/customers {}', ANSWER, 60);
+      assert.deepEqual(await b.begin('alice', 'k1', 'POST /api/customers {}', 60), { state: 'completed', answer: ANSWER });
+    });
+
+    it('says mismatch for the same key with another request, running or finished', async () => {
+      const [a, b] = stores();
+      await a.begin('alice', 'k2', 'fingerprint one', 60);
+      assert.deepEqual(await b.begin('alice', 'k2', 'fingerprint two', 60), { state: 'mismatch' });
+      await a.complete('alice', 'k2', 'fingerprint one', ANSWER, 60);
+      assert.deepEqual(await b.begin('alice', 'k2', 'fingerprint two', 60), { state: 'mismatch' });
+    });
+
+    it("keeps each subject's keys apart", async () => {
+      const [a, b] = stores();
+      await a.begin('alice', 'k3', 'f', 60);
+      assert.deepEqual(await b.begin('bob', 'k3', 'f', 60), { state: 'new' });
+    });
+
+    it('forgets an abandoned claim so a retry may run, but never a completed record', async () => {
+      const [a, b] = stores();
+      await a.begin('alice', 'k4', 'f', 60);
+      await a.abandon('alice', 'k4', 'f');
+      assert.deepEqual(await b.begin('alice', 'k4', 'f', 60), { state: 'new' });
+      await b.complete('alice', 'k4', 'f', ANSWER, 60);
+      await a.abandon('alice', 'k4', 'f');
+      assert.equal((await a.begin('alice', 'k4', 'f', 60)).state, 'completed');
+    });
+  });
+}
+
+// In memory: one process, an injected clock for the TTLs.
+const clock = new ManualClock();
+let memory = new MemoryIdempotencyStore(1000, 5000, clock);
+contract('in memory', false, () => [memory, memory]);
+
+describe('idempotency records in memory: bounds', () => {
+  it('lets an unfinished claim lapse after its lease and a completed record after its TTL', async () => {
+    memory = new MemoryIdempotencyStore(1000, 5000, clock);
+    await memory.begin('alice', 'lapse', 'f', 60);
+    clock.advance(5001);
+    assert.deepEqual(await memory.begin('alice', 'lapse', 'f', 60), { state: 'new' });
+    await memory.complete('alice', 'lapse', 'f', ANSWER, 60);
+    clock.advance(59_000);
+    assert.equal((await memory.begin('alice', 'lapse', 'f', 60)).state, 'completed');
+    clock.advance(1001);
+    assert.equal((await memory.begin('alice', 'lapse', 'f', 60)).state, 'new');
+  });
+
+  it('keeps at most idempotency.maxEntries records', async () => {
+    const small = new MemoryIdempotencyStore(3, 5000, clock);
+    for (let n = 0; n < 10; n++) await small.begin('alice', `k${n}`, 'f', 60);
+    assert.equal(small.size, 3);
+  });
+});
+
+// In Redis: two gateways' stores (two connections), as two instances would use them.
+let redis: RedisServer | undefined;
+let world: SharedWorld | undefined;
+describe('idempotency records in Redis', { skip: redisSkip }, () => {
+  before(async () => {
+    redis = await startRedis();
+    world = await startSharedWorld(redis, 2);
+  });
+  after(async () => {
+    await world?.close();
+    await redis?.close();
+  });
+  contract('in Redis, across two instances', redisSkip, () => [world!.gateways[0]!.gateway.shared.idempotency, world!.gateways[1]!.gateway.shared.idempotency]);
+
+  it('keeps each record with its TTL in Redis, and says unavailable when Redis does not answer', async () => {
+    const store = world!.gateways[0]!.gateway.shared.idempotency;
+    await store.begin('alice', 'ttl', 'f', 60);
+    await store.complete('alice', 'ttl', 'f', ANSWER, 60);
+    const keys = (await redis!.command('KEYS', `${world!.prefix}idem:*`)) as string[];
+    const ttls = await Promise.all(keys.map((k) => redis!.command('PTTL', k) as Promise<number>));
+    assert.ok(ttls.every((t) => t > 0 && t <= 60_000), String(ttls));
+    redis!.pause();
+    try {
+      assert.deepEqual(await store.begin('alice', 'paused', 'f', 60), { state: 'unavailable' });
+    } finally {
+      redis!.resume();
+    }
+  });
+});

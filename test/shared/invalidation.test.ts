@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { bearer, get } from '../helpers/gateway.ts';
+import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.ts';
+import { metric, startSharedWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
+import { gate } from '../helpers/wait.ts';
+
+describe('invalidation everywhere (Redis pub/sub)', { skip: redisSkip }, () => {
+  let redis: RedisServer;
+  let world: SharedWorld;
+  let reader: Record<string, string>;
+
+  before(async () => {
+    redis = await startRedis();
+    world = await startSharedWorld(redis, 2);
+    reader = bearer(await world.token());
+  });
+  after(async () => {
+    await world?.close();
+    await redis?.close();
+  });
+
+  const urlOf = (i: number): string => world.gateways[i]?.url as string;
+  const cached = (i: number, path: string): boolean => world.gateways[i]?.gateway.cache.get(path) !== undefined;
+
+  it("drops a write's invalidation (shared.invalidate) from the other instance's cache and from Redis", async () => {
+    for (const i of [0, 1]) assert.equal((await get(`${urlOf(i)}/api/customers/3/orders`, reader)).status, 200);
+    assert.ok(cached(1, '/api/customers/3/orders'));
+    const done = world.gateways[0]?.gateway.shared.invalidate(['/api/customers/3'], ['below:/api/customers/3']);
+    assert.equal(await done?.instances, 2);
+    await until(async () => !cached(1, '/api/customers/3/orders'), 'the other instance to drop what lies below the customer', 1000);
+    assert.equal(await redis.command('EXISTS', `${world.prefix}c:0:/api/customers/3/orders`), 0, 'gone from the shared tier too');
+    const hits = world.upstream.hits('/customers/3/orders');
+    assert.equal((await get(`${urlOf(1)}/api/customers/3/orders`, reader)).status, 200);
+    assert.equal(world.upstream.hits('/customers/3/orders'), hits + 1, 'the next read goes to the upstream');
+  });
+
+  it('purges everything on every instance, and nothing of the old generation is read back from Redis', async () => {
+    for (const i of [0, 1]) assert.equal((await get(`${urlOf(i)}/api/customers/4`, reader)).status, 200);
+    const done = world.gateways[1]?.gateway.shared.clear();
+    assert.equal(await done?.instances, 2);
+    await until(async () => world.gateways[0]?.gateway.cache.size === 0, 'the other instance to clear', 1000);
+    const hits = world.upstream.hits('/customers/4');
+    assert.equal((await get(`${urlOf(0)}/api/customers/4`, reader)).status, 200);
+    assert.equal(world.upstream.hits('/customers/4'), hits + 1);
+  });
+
+  it('keeps a load that began before an invalidation from storing its answer in Redis, even before the broadcast arrives', async () => {
+    const held = gate();
+    world.upstream.on('/customers/5', { kind: 'wait', until: held.promise, then: { kind: 'json', body: { id: 5, name: 'Old', status: 'active' } } });
+    const loading = get(`${urlOf(0)}/api/customers/5`, reader);
+    await until(async () => world.upstream.active() === 1, 'the load to reach the upstream');
+    // Another instance's write invalidated the item in Redis; its message has not reached this one yet.
+    const [seconds, micros] = (await redis.command('TIME')) as [string, string];
+    await redis.command('SET', `${world.prefix}i:k:/api/customers/5`, Number(seconds) * 1000 + Math.floor(Number(micros) / 1000), 'PX', 60_000);
+    const writes = await metric(world.gateways[0]!, 'hypergate_redis_calls_total', { op: 'tier_write', outcome: 'ok' });
+    const stored = await metric(world.gateways[0]!, 'hypergate_shared_cache_total', { outcome: 'stored' });
+    held.open();
+    assert.equal((await loading).status, 200);
+    await until(async () => (await metric(world.gateways[0]!, 'hypergate_redis_calls_total', { op: 'tier_write', outcome: 'ok' })) > writes, 'the write to be answered');
+    assert.equal(await redis.command('EXISTS', `${world.prefix}c:0:/api/customers/5`), 0, 'the old answer was not shared');
+    assert.equal(await metric(world.gateways[0]!, 'hypergate_shared_cache_total', { outcome: 'stored' }), stored);
+  });
+
+  it('clears the local cache when the subscription was cut (CLIENT KILL TYPE pubsub) and comes back', async () => {
+    assert.equal((await get(`${urlOf(1)}/api/customers/6`, reader)).status, 200);
+    const before = await metric(world.gateways[1]!, 'hypergate_cache_resyncs_total');
+    await redis.command('CLIENT', 'KILL', 'TYPE', 'pubsub');
+    await until(async () => (await metric(world.gateways[1]!, 'hypergate_cache_resyncs_total')) > before, 'the subscription to come back');
+    assert.equal(cached(1, '/api/customers/6'), false, 'an invalidation sent while it was away may have been missed');
+    // And the new subscription works.
+    assert.equal((await get(`${urlOf(1)}/api/customers/7`, reader)).status, 200);
+    await until(async () => ((await redis.command('PUBSUB', 'NUMSUB', `${world.prefix}invalidate`)) as [string, number])[1] === 2, 'both to subscribe again');
+    assert.equal(await world.gateways[0]?.gateway.shared.invalidate(['/api/customers/7'], []).instances, 2);
+    await until(async () => !cached(1, '/api/customers/7'), 'the invalidation to arrive', 1000);
+  });
+
+  it('sends an invalidation Redis did not take again once it answers', async () => {
+    assert.equal((await get(`${urlOf(1)}/api/customers/8`, reader)).status, 200);
+    const a = world.gateways[0]!;
+    // Open A's breaker: three calls that time out while Redis is stopped (connections stay up).
+    redis.pause();
+    try {
+      for (let n = 0; n < 3; n++) assert.deepEqual(await a.gateway.shared.idempotency.begin('s', `k${n}`, 'f', 60), { state: 'unavailable' });
+    } finally {
+      redis.resume();
+    }
+    const resyncs = await metric(world.gateways[1]!, 'hypergate_cache_resyncs_total');
+    assert.equal(await a.gateway.shared.invalidate(['/api/customers/8'], []).instances, null, 'not confirmed: refused by the open breaker');
+    assert.ok(cached(1, '/api/customers/8'));
+    // Once the breaker's cooldown is over (A's clock), the queued invalidation goes out.
+    world.clocks[0]?.advance(1001);
+    await until(async () => !cached(1, '/api/customers/8'), 'the queued invalidation to arrive', 5000);
+    assert.equal(await metric(world.gateways[1]!, 'hypergate_cache_resyncs_total'), resyncs, 'delivered, not a resync');
+    assert.ok((await metric(a, 'hypergate_invalidations_total', { direction: 'queued' })) >= 1);
+  });
+});
