@@ -25,21 +25,26 @@ const MIN_AFFIX = 3;
  * (`jwks_url`, `JWKSURL` and `jwksUrl` are one name); a candidate fits when one of the two names
  * starts or ends with the other (`maxAge` for `maxAgeSeconds`, `DRAIN_TIMEOUT_MS` without its
  * section), or when it is at most a third of the typed name's length of edits away (at least 2:
- * `prot` for `port`). Of those that fit, the fewest edits away wins; on a tie, the first known.
+ * `prot` for `port`). A name that holds the other whole is the likelier meaning (`DRAIN_TIMEOUT_MS`
+is `SERVER_DRAIN_TIMEOUT_MS`, not `REDIS_TIMEOUT_MS` four edits away), so such fits come first;
+among equals the fewest edits away wins; on a tie, the first known.
  */
 export function closest(name: string, known: readonly string[]): string | undefined {
   const typed = normalise(name);
   const limit = Math.max(2, Math.floor(typed.length / 3));
   let best: string | undefined;
-  let bestDistance = Number.POSITIVE_INFINITY;
+  let bestScore = Number.POSITIVE_INFINITY;
   for (const candidate of known) {
     const other = normalise(candidate);
     const distance = editDistance(typed, other);
     const [short, long] = typed.length <= other.length ? [typed, other] : [other, typed];
     const affix = short.length >= MIN_AFFIX && (long.startsWith(short) || long.endsWith(short));
-    if ((distance <= limit || affix) && distance < bestDistance) {
+    if (!(distance <= limit || affix)) continue;
+    // Affix fits rank before edit-distance fits; distances are far below 1e6.
+    const score = (affix ? 0 : 1e6) + distance;
+    if (score < bestScore) {
       best = candidate;
-      bestDistance = distance;
+      bestScore = score;
     }
   }
   return best;

@@ -12,14 +12,17 @@ describe('cluster rate limits (rateLimit.scope "cluster")', { skip: redisSkip },
 
   before(async () => {
     redis = await startRedis();
-    world = await startSharedWorld(redis, 2, { rateLimit: { requestsPerSecond: 1, burst: BURST } });
+    // Each test is its own client address (X-Forwarded-For from a trusted proxy): a token not yet
+    // verified is charged to its address before the crypto, so tests sharing 127.0.0.1 would share a bucket.
+    world = await startSharedWorld(redis, 2, { rateLimit: { requestsPerSecond: 1, burst: BURST }, server: { trustProxy: ['127.0.0.1'] } });
   });
   after(async () => {
     await world?.close();
     await redis?.close();
   });
 
-  const as = async (sub: string): Promise<Record<string, string>> => bearer(await world.token({ claims: { sub } }));
+  let clients = 0;
+  const as = async (sub: string): Promise<Record<string, string>> => ({ ...bearer(await world.token({ claims: { sub } })), 'x-forwarded-for': `10.0.0.${++clients}` });
   const statuses = async (headers: Record<string, string>, count: number): Promise<number[]> => {
     const out: number[] = [];
     for (let n = 0; n < count; n++) out.push((await get(`${world.gateways[n % 2]?.url}/api/customers/1`, headers)).status);
