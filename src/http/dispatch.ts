@@ -10,7 +10,7 @@ import { markBusy, markIdle } from './keep-alive.ts';
 import type { CorsPolicy } from './cors.ts';
 import { WRITE_BODY_TYPES } from './media-type.ts';
 import { sendProblem } from './problem.ts';
-import type { HgRequest, HgResponse } from './response.ts';
+import { HgRequest, type HgResponse } from './response.ts';
 import type { Router } from './router.ts';
 
 const BAD_HOST = 'An HTTP/1.1 request needs exactly one Host header.';
@@ -78,9 +78,10 @@ export function createDispatcher(
 
   const fail = (req: IncomingMessage, res: ServerResponse, err: unknown): void => {
     const headOnly = req.method === 'HEAD';
-    // A body not read to its end (refused, or refused before it was read) closes the connection:
-    // its bytes must never be parsed as a next request, and reading them all could take long.
-    if (hasBody(req) && !req.complete) res.shouldKeepAlive = false;
+    // A body not read to its end closes the connection: its bytes must never be parsed as a next
+    // request, and reading them all could take long. A write's refused body is being dropped as
+    // it arrives instead (body.ts discardBody), which keeps the answer readable.
+    if (hasBody(req) && !req.complete && !(req instanceof HgRequest && req.discardingBody)) res.shouldKeepAlive = false;
     const reqId = (res as HgResponse).requestId;
     if (err instanceof HgError) {
       // detail says what went wrong (the upstream's status, the field a record lacks); cause is

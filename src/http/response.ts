@@ -25,4 +25,6 @@ export class HgResponse<Req extends IncomingMessage = IncomingMessage> extends S
 /** The gateway's request object: the token's subject, once authenticated, for the access log. */
 export class HgRequest extends IncomingMessage {
   subject: string | undefined = undefined;
+  /** The rest of a refused body is being read and dropped (body.ts discardBody): the connection may stay. */
+  discardingBody = false;
 }

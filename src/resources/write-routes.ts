@@ -4,7 +4,7 @@ import { bodyEtag, upstreamEtagOf } from '../cache/etag.ts';
 import type { CacheEntry } from '../cache/cache-entry.ts';
 import type { GatewayContext } from '../context.ts';
 import { HgError, type HgErrorCode } from '../errors.ts';
-import { readBody } from '../http/body.ts';
+import { discardBody, readBody } from '../http/body.ts';
 import { jsonMediaType, WRITE_BODY_TYPES } from '../http/media-type.ts';
 import { parseIdempotencyKey, parseIfMatch, type IfMatch } from '../http/preconditions.ts';
 import { problemBody } from '../http/problem.ts';
@@ -166,6 +166,16 @@ function problemAnswer(err: HgError): IdempotentAnswer {
  * representation an answer carries is stored unless a later change overtook this one.
  */
 async function write(op: WriteOp, deps: WriteDeps, req: IncomingMessage, res: HgResponse, path: string): Promise<void> {
+  try {
+    await refusedOrWritten(op, deps, req, res, path);
+  } catch (err) {
+    // Refused before the body was read whole: drop the rest as it comes, so the answer reaches the client.
+    discardBody(req);
+    throw err;
+  }
+}
+
+async function refusedOrWritten(op: WriteOp, deps: WriteDeps, req: IncomingMessage, res: HgResponse, path: string): Promise<void> {
   const { r, method, collection } = op;
   const { kit, ctx } = deps;
   const template = collection === null ? r.item : collection.path;
@@ -226,7 +236,8 @@ async function write(op: WriteOp, deps: WriteDeps, req: IncomingMessage, res: Hg
         body,
         contentType,
         ifMatch: condition,
-        idempotencyKey: key ?? undefined,
+        // As the client sent it (an sf-string, validated above), so the upstream may dedupe too.
+        idempotencyKey: key === null ? undefined : (req.headers['idempotency-key'] as string),
       });
     } catch (err) {
       // If-Match named no current version: decided before anything was sent, and final.

@@ -31,7 +31,7 @@ export interface MainWorld {
  * cluster), the admin listener on, access lines off, and `extra` merged over that config; resolves
  * once the admin listener and every worker listen.
  */
-export async function startMainWorld(dir: string, name: string, options: { workers?: number; extra?: Record<string, unknown> } = {}): Promise<MainWorld> {
+export async function startMainWorld(dir: string, name: string, options: { workers?: number; extra?: Record<string, unknown>; env?: Record<string, string> } = {}): Promise<MainWorld> {
   const workers = options.workers ?? 1;
   const key = await makeKey('ES256');
   const jwks = await startJwksServer([key.publicJwk]);
@@ -43,7 +43,7 @@ export async function startMainWorld(dir: string, name: string, options: { worke
   const started = mergeConfig(own, options.extra ?? {});
   const write = (extra: Record<string, unknown>): void => writeFileSync(file, JSON.stringify(mergeConfig(started, extra)));
   write({});
-  const main = startMain(['--config', file]);
+  const main = startMain(['--config', file], options.env);
   const servingPids = (): number[] => main.records.filter((r) => r['event'] === 'listening').map((r) => r['pid'] as number);
   const close = async (): Promise<void> => {
     main.kill('SIGKILL');

@@ -27,6 +27,8 @@ export interface TestUpstream {
   hits(path?: string): number;
   readonly paths: string[];
   readonly headersSeen: IncomingMessage['headers'][];
+  /** Every request as received: method, path and its whole body (writes), in order. */
+  readonly requests: { readonly method: string; readonly path: string; readonly body: string }[];
   /** The client port of the connection each request came on, in order (which socket carried it). */
   readonly remotePorts: number[];
   /** Connections accepted since start (or the last reset). */
@@ -35,7 +37,7 @@ export interface TestUpstream {
   maxOpenConnections(): number;
   /** Requests received and not yet answered (or reset). */
   active(): number;
-  /** Override the answer for a path (or '*' for all). */
+  /** Override the answer for a path, or for one method on a path ('PUT /customers/1'), or '*' for all. */
   on(path: string, behaviour: UpstreamBehaviour): void;
   reset(): void;
   close(): Promise<void>;
@@ -82,6 +84,7 @@ export async function startTestUpstream(): Promise<TestUpstream> {
   const behaviours = new Map<string, UpstreamBehaviour>();
   const paths: string[] = [];
   const headersSeen: IncomingMessage['headers'][] = [];
+  const requests: { method: string; path: string; body: string }[] = [];
   const remotePorts: number[] = [];
   const sockets = new Set<Socket>();
   const sequenceAt = new WeakMap<UpstreamBehaviour, number>();
@@ -165,17 +168,20 @@ export async function startTestUpstream(): Promise<TestUpstream> {
 
   const server = createServer((req, res) => {
     const path = req.url ?? '/';
+    const method = req.method ?? 'GET';
     paths.push(path);
     headersSeen.push(req.headers);
     remotePorts.push(req.socket.remotePort ?? 0);
     active++;
     res.on('close', () => active--);
-    const behaviour = behaviours.get(path) ?? behaviours.get('*');
-    if (behaviour !== undefined) {
-      act(res, behaviour);
-      return;
-    }
-    act(res, defaultAnswer(path));
+    // The body is read whole before the answer, so a test sees exactly what the gateway sent.
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      requests.push({ method, path, body: Buffer.concat(chunks).toString('utf8') });
+      const behaviour = behaviours.get(`${method} ${path}`) ?? behaviours.get(path) ?? behaviours.get('*');
+      act(res, behaviour ?? defaultAnswer(path));
+    });
   });
   server.on('connection', (socket) => {
     sockets.add(socket);
@@ -190,6 +196,7 @@ export async function startTestUpstream(): Promise<TestUpstream> {
     hits: (path) => (path === undefined ? paths.length : paths.filter((p) => p === path).length),
     paths,
     headersSeen,
+    requests,
     remotePorts,
     connections: () => accepted,
     maxOpenConnections: () => maxOpen,
@@ -199,6 +206,7 @@ export async function startTestUpstream(): Promise<TestUpstream> {
       behaviours.clear();
       paths.length = 0;
       headersSeen.length = 0;
+      requests.length = 0;
       remotePorts.length = 0;
       accepted = 0;
       maxOpen = sockets.size;
