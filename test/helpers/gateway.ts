@@ -46,6 +46,13 @@ export async function get(url: string, headers: Record<string, string> = {}, met
   return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) };
 }
 
+/** One real request with a body (a write); the answer read whole. */
+export async function send(url: string, method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', headers: Record<string, string>, body?: string): Promise<HttpAnswer> {
+  const res = await request(url, { method, headers, body });
+  const text = await res.body.text();
+  return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) };
+}
+
 export function bearer(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` };
 }

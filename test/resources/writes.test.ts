@@ -6,17 +6,10 @@ import { Readable } from 'node:stream';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { request } from 'undici';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
-import { bearer, get, type HttpAnswer } from '../helpers/gateway.ts';
+import { bearer, get, send } from '../helpers/gateway.ts';
 import { assertProblem } from '../helpers/hostile.ts';
 
 const WRITE = 'customers:read customers:write';
-
-/** One real request with a body (undici); the answer read whole. */
-async function send(url: string, method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', headers: Record<string, string>, body?: string): Promise<HttpAnswer> {
-  const res = await request(url, { method, headers, body });
-  const text = await res.body.text();
-  return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) };
-}
 
 const json = { 'content-type': 'application/json' };
 const mergePatch = { 'content-type': 'application/merge-patch+json' };
