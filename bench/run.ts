@@ -17,7 +17,7 @@ import { measure, type RunRecord } from './lib/measure.ts';
 import { USAGE, parseOptions } from './lib/options.ts';
 import { profileHot } from './lib/profile.ts';
 import { collect, hasTaskset, nodeArgv, ROOT, SERVER_CORE, spawnPinned } from './lib/proc.ts';
-import { appendResults, runInfo, summarise, table, writeJson } from './lib/report.ts';
+import { appendResults, mixedNotes, runInfo, summarise, table, writeJson } from './lib/report.ts';
 import { ACCEPT, HOT_PATH, SCENARIOS, type PrepareContext } from './lib/scenarios.ts';
 import { hypergate, SERVERS, startUpstream, type ServerSpec, type StartContext } from './lib/servers.ts';
 import { startRedis, type RedisServer } from '../test/helpers/redis.ts';
@@ -80,6 +80,7 @@ async function main(): Promise<void> {
       const prepared = scenario.prepare(prep);
       for (let round = 1; round <= opts.rounds; round++) {
         for (const spec of servers) {
+          if (prepared.mixed !== undefined && !spec.name.startsWith('hypergate')) continue;
           const r = await measure(scenario.name, spec, prepared, start, upstream, opts, round);
           records.push(r);
           say(`  round ${round} ${spec.name}: ${Math.round(r.reqPerSec)} req/s, p99 ${(r.p99Us / 1000).toFixed(2)} ms, ${r.cpuUsPerRequest.toFixed(1)} µs CPU/request, ${r.upstreamRequests} upstream requests`);
@@ -97,6 +98,7 @@ async function main(): Promise<void> {
       for (const row of rows.filter((r) => r.scenario === 'fresh-tokens' && r.server !== 'baseline')) notes.push(`fresh-tokens: ${row.server} ${Math.round(row.reqPerSec)} req/s = ${(row.reqPerSec / jose).toFixed(2)}× jose's raw ES256 verify rate (${Math.round(jose)}/s, one at a time, same core)`);
     }
     for (const row of rows.filter((r) => r.scenario === 'herd' && r.server !== 'baseline')) notes.push(`herd: ${row.server} made ${row.upstreamRequests} upstream request(s) for 1,000 concurrent requests`);
+    notes.push(...mixedNotes(records));
     if (opts.compare !== null) {
       for (const row of rows.filter((r) => r.server !== reference)) {
         const ref = rows.find((r) => r.scenario === row.scenario && r.server === reference);

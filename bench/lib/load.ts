@@ -34,6 +34,20 @@ export interface LoadResult {
   readonly maxUs: number;
   /** Times the request list was used up and started again. */
   readonly wrapped: number;
+  /** The mixed driver's counts (bench/drivers/mixed.ts); its latencies above are the reads'. */
+  readonly mixed?: MixedCounts;
+}
+
+/** What the mixed load did: reads and PATCHes answered, reads served from cache, reads older than an acknowledged write. */
+export interface MixedCounts {
+  readonly reads: number;
+  readonly writes: number;
+  /** Reads whose Cache-Status said hit. */
+  readonly cacheHits: number;
+  /** Reads that carried an older version than a PATCH answered before they were sent: must be 0. */
+  readonly staleReads: number;
+  readonly writeP50Us: number;
+  readonly writeP99Us: number;
 }
 
 interface WrkLine {

@@ -7,9 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';
 import { httpGet } from './http.ts';
-import { parseMarked, runLoad, type LoadResult, type Tool } from './load.ts';
+import { parseMarked, runLoad, type LoadResult, type MixedCounts, type Tool } from './load.ts';
 import { collect, cpuMs, LOAD_CORE, nodeArgv, spawnPinned } from './proc.ts';
-import { FRESH_RATE_CAP, HERD_CONNECTIONS, type Prepared, type Sample } from './scenarios.ts';
+import { FRESH_RATE_CAP, HERD_CONNECTIONS, type MixedLoad, type Prepared, type Sample } from './scenarios.ts';
 import type { ServerSpec, StartContext, Upstream } from './servers.ts';
 
 export interface RunOptions {
@@ -42,6 +42,8 @@ export interface RunRecord {
    * stalled load generator or machine.
    */
   readonly serverCpuShare: number;
+  /** The mixed scenario's counts. */
+  readonly mixed?: MixedCounts;
 }
 
 async function checkSamples(url: string, samples: readonly Sample[], server: string): Promise<void> {
@@ -78,6 +80,12 @@ async function runHerd(port: number, prepared: Prepared): Promise<LoadResult> {
   return parseMarked<LoadResult>(await collect(child, 'herd driver', 60_000), 'herd driver');
 }
 
+async function runMixed(port: number, load: MixedLoad, opts: RunOptions): Promise<LoadResult> {
+  const job = { port, token: load.token, hotSet: load.hotSet, writeShare: load.writeShare, connections: opts.connections, seconds: opts.seconds };
+  const child = spawnPinned(LOAD_CORE, nodeArgv('bench/drivers/mixed.ts', [JSON.stringify(job)]), { stdio: ['ignore', 'pipe', 'pipe'] });
+  return parseMarked<LoadResult>(await collect(child, 'mixed driver', (opts.seconds + 60) * 1000), 'mixed driver');
+}
+
 export async function measure(scenario: string, spec: ServerSpec, prepared: Prepared, ctx: StartContext, upstream: Upstream, opts: RunOptions, round: number): Promise<RunRecord> {
   const server = await spec.start(ctx);
   try {
@@ -88,7 +96,7 @@ export async function measure(scenario: string, spec: ServerSpec, prepared: Prep
     const pid = server.child.pid as number;
     const cpuBefore = cpuMs(pid);
     const upstreamBefore = await upstream.count();
-    const r = prepared.herd ? await runHerd(server.port, prepared) : await runLoad(opts.tool, url, prepared.load, opts.connections, opts.seconds);
+    const r = prepared.herd ? await runHerd(server.port, prepared) : prepared.mixed !== undefined ? await runMixed(server.port, prepared.mixed, opts) : await runLoad(opts.tool, url, prepared.load, opts.connections, opts.seconds);
     const cpu = cpuMs(pid) - cpuBefore;
     const upstreamRequests = (await upstream.count()) - upstreamBefore;
     const what = `${scenario}/${spec.name} round ${round}`;
@@ -97,6 +105,8 @@ export async function measure(scenario: string, spec: ServerSpec, prepared: Prep
     if (prepared.noRepeat && r.wrapped > 0 && spec.name !== 'baseline') {
       throw new Error(`${what}: the pre-minted token pool (${FRESH_RATE_CAP}/s for ${opts.seconds} s) ran out and tokens were reused: raise FRESH_RATE_CAP in bench/lib/scenarios.ts`);
     }
+    const stale = r.mixed?.staleReads ?? 0;
+    if (stale > 0) throw new Error(`${what}: ${stale} of ${r.mixed?.reads} reads returned an older version than a PATCH already answered`);
     const mustAsk = prepared.hypergateUpstreamRequests;
     if (mustAsk !== undefined && spec.name.startsWith('hypergate') && upstreamRequests !== mustAsk) {
       const load = prepared.herd ? `${HERD_CONNECTIONS} concurrent requests for one uncached customer` : `${r.requests} requests for customers all cached in the warm-up`;
@@ -118,6 +128,7 @@ export async function measure(scenario: string, spec: ServerSpec, prepared: Prep
       cpuUsPerRequest: (cpu * 1000) / r.requests,
       upstreamRequests,
       serverCpuShare: cpu / (r.durationUs / 1000),
+      ...(r.mixed === undefined ? {} : { mixed: r.mixed }),
     };
   } finally {
     await server.stop();

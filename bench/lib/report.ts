@@ -54,6 +54,28 @@ export function summarise(records: readonly RunRecord[], reference: string): Sum
   });
 }
 
+/**
+ * The mixed scenario per server: reads/s and writes/s (medians of the rounds), the share of reads
+ * answered from cache and the reads older than an acknowledged write (over all rounds; a run with
+ * any fails before it is recorded, so this says 0 of how many).
+ */
+export function mixedNotes(records: readonly RunRecord[]): string[] {
+  const notes: string[] = [];
+  for (const server of new Set(records.filter((r) => r.mixed !== undefined).map((r) => r.server))) {
+    const runs = records.filter((r) => r.server === server && r.mixed !== undefined);
+    const perSec = (count: (r: RunRecord) => number): number => Math.round(median(runs.map((r) => count(r) / (r.durationUs / 1e6))));
+    const reads = runs.reduce((n, r) => n + (r.mixed?.reads ?? 0), 0);
+    const hits = runs.reduce((n, r) => n + (r.mixed?.cacheHits ?? 0), 0);
+    const stale = runs.reduce((n, r) => n + (r.mixed?.staleReads ?? 0), 0);
+    const writeP50 = median(runs.map((r) => r.mixed?.writeP50Us ?? 0));
+    const writeP99 = median(runs.map((r) => r.mixed?.writeP99Us ?? 0));
+    notes.push(
+      `mixed: ${server} ${perSec((r) => r.mixed?.reads ?? 0)} reads/s and ${perSec((r) => r.mixed?.writes ?? 0)} writes/s; ${((100 * hits) / Math.max(1, reads)).toFixed(1)}% of reads from cache; ${stale} of ${reads} reads older than an acknowledged write; PATCH p50 ${ms(writeP50)} ms, p99 ${ms(writeP99)} ms`,
+    );
+  }
+  return notes;
+}
+
 const ms = (us: number): string => (us / 1000).toFixed(2);
 const times = (x: number | null): string => (x === null ? '' : `${x.toFixed(2)}×`);
 

@@ -4,7 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { mint, writeRequestList, type BenchKeys } from './jwt.ts';
+import { mint, SCOPE, writeRequestList, type BenchKeys } from './jwt.ts';
 import type { LoadSpec } from './load.ts';
 
 export const CUSTOMER = '/api/customers/';
@@ -30,10 +30,19 @@ export interface Prepared {
   readonly warm: { readonly load: LoadSpec } | { readonly listFile: string };
   /** The herd driver (1,000 connections, one request each) instead of wrk/autocannon. */
   readonly herd: boolean;
+  /** The mixed driver (reads and PATCHes, bench/drivers/mixed.ts) instead of wrk/autocannon: hypergate only (nothing else here takes writes). */
+  readonly mixed?: MixedLoad;
   /** Upstream requests hypergate must make during the measured part, when the scenario depends on it (the run fails otherwise). */
   readonly hypergateUpstreamRequests?: number;
   /** A token may not be sent twice to a server that verifies tokens. */
   readonly noRepeat: boolean;
+}
+
+/** Reads of customers 1..hotSet with a share of merge PATCHes spread over them, with a token that may write. */
+export interface MixedLoad {
+  readonly token: string;
+  readonly hotSet: number;
+  readonly writeShare: number;
 }
 
 export interface PrepareContext {
@@ -144,4 +153,24 @@ const herd: Scenario = {
   }),
 };
 
-export const SCENARIOS: readonly Scenario[] = [hot, tokens, fresh, spread, wide, conditional, herd];
+const MIXED_HOT_SET = 100;
+const MIXED_WRITE_SHARE = 0.05;
+const mixed: Scenario = {
+  name: 'mixed',
+  about: `${100 - MIXED_WRITE_SHARE * 100}% reads of ${MIXED_HOT_SET} customers, ${MIXED_WRITE_SHARE * 100}% merge PATCHes spread over them (hypergate only): reads/s, writes/s, the share of reads from cache, and reads older than an acknowledged write (must be 0)`,
+  prepare: (ctx) => {
+    const token = mint(ctx.keys, 'bench-writer', `${SCOPE} customers:write`);
+    const reads: LoadSpec = { path: `${CUSTOMER}1`, headers: ACCEPT, list: { kind: 'ids', count: MIXED_HOT_SET, prefix: CUSTOMER, token, seed: 4 }, expect: 200 };
+    return {
+      load: reads,
+      samples: [{ path: `${CUSTOMER}${MIXED_HOT_SET}`, headers: bearer(token), expect: 200 }],
+      // Reads only: every hot customer cached before the measured part.
+      warm: { load: reads },
+      herd: false,
+      noRepeat: false,
+      mixed: { token, hotSet: MIXED_HOT_SET, writeShare: MIXED_WRITE_SHARE },
+    };
+  },
+};
+
+export const SCENARIOS: readonly Scenario[] = [hot, tokens, fresh, spread, wide, conditional, herd, mixed];

@@ -5,11 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import { makeKeys, mint } from '../../bench/lib/jwt.ts';
+import { parseMarked, type LoadResult, type MixedCounts } from '../../bench/lib/load.ts';
 import { measure } from '../../bench/lib/measure.ts';
 import type { Prepared } from '../../bench/lib/scenarios.ts';
 import { SERVERS, startUpstream, type Upstream } from '../../bench/lib/servers.ts';
@@ -73,6 +76,43 @@ test('npm run bench --quick runs hot, wide and herd end to end, writes sane JSON
   const chart = readFileSync(join(results, (files[0] as string).replace(/\.json$/, '.svg')), 'utf8');
   assert.match(chart, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^]*<\/svg>\n$/);
   for (const name of ['>hot<', '>wide<', '>baseline<', '>hypergate<', '>baseline = 1.0<']) assert.ok(chart.includes(name), name);
+});
+
+test('the mixed scenario runs against hypergate only, with reads and PATCHes answered and no read older than an acknowledged write', async () => {
+  const results = join(dir, 'mixed');
+  const run = await runBench(['--quick', '--scenario', 'mixed', '--servers', 'baseline,hypergate', '--duration', '1', '--warmup', '0', '--results-dir', results]);
+  assert.equal(run.code, 0, `exit ${run.code}\n${run.stderr}\n${run.stdout}`);
+  const file = readdirSync(results).find((f) => f.endsWith('.json')) as string;
+  const json = JSON.parse(readFileSync(join(results, file), 'utf8')) as { records: { server: string; mixed?: MixedCounts }[] };
+  assert.deepEqual(json.records.map((r) => r.server), ['hypergate'], 'nothing else here takes writes');
+  const counts = json.records[0]?.mixed;
+  assert.ok(counts !== undefined && counts.reads > 0 && counts.writes > 0, JSON.stringify(counts));
+  assert.equal(counts.staleReads, 0);
+  assert.ok(counts.cacheHits > 0 && counts.cacheHits <= counts.reads);
+  assert.match(run.stdout, new RegExp(`- mixed: hypergate \\d+ reads/s and \\d+ writes/s; [\\d.]+% of reads from cache; 0 of ${counts.reads} reads older than an acknowledged write`));
+});
+
+test('the mixed driver counts a read older than a PATCH it saw answered (a server that forgets writes)', async (t) => {
+  // Every read answers version 1 from "cache"; every PATCH answers version 2.
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const version = req.method === 'PATCH' ? 2 : 1;
+      res.writeHead(200, { 'content-type': 'application/json', etag: `"v${version}.abcdefgh"`, 'cache-status': 'hypergate; hit; ttl=60', 'content-length': 2 });
+      res.end('{}');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise<void>((r) => server.close(() => r())));
+  const job = { port: (server.address() as AddressInfo).port, token: 'x', hotSet: 3, writeShare: 0.3, connections: 4, seconds: 0.5 };
+  const run = await runBench([JSON.stringify(job)], 'bench/drivers/mixed.ts');
+  assert.equal(run.code, 0, run.stderr);
+  const result = parseMarked<LoadResult>(run.stdout, 'mixed driver');
+  const counts = result.mixed as MixedCounts;
+  assert.ok(counts.writes > 0 && counts.reads > 0);
+  assert.ok(counts.staleReads > 0, 'reads of version 1 after a PATCH answered version 2 are stale');
+  assert.ok(counts.staleReads < counts.reads, 'reads sent before any PATCH was answered are not');
+  assert.equal(counts.cacheHits, counts.reads);
 });
 
 test('npm run bench:memory --quick measures the compiled gateway before its first request and full, and leaves bench/RESULTS.md alone', async () => {
