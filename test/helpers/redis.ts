@@ -72,6 +72,12 @@ export async function startRedis(extra: readonly string[] = [], file?: string): 
     }
   }
   const url = `redis://127.0.0.1:${port}`;
+  // A test file that ends without close() (a failed before(), the runner's time-out) must not leave
+  // a redis-server behind: the exit handler can only do synchronous work, and kill() is that.
+  const orphanGuard = (): void => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  process.once('exit', orphanGuard);
   const gone = async (): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGCONT');
@@ -97,6 +103,9 @@ export async function startRedis(extra: readonly string[] = [], file?: string): 
       await gone();
       child = await spawnRedis(port, extra, file);
     },
-    close: gone,
+    close: async () => {
+      await gone();
+      process.off('exit', orphanGuard);
+    },
   };
 }
