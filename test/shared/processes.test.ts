@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Agent, request } from 'undici';
-import { bearer, get } from '../helpers/gateway.ts';
+import { bearer, get, send } from '../helpers/gateway.ts';
 import { makeKey, signToken, startJwksServer, type JwksServer, type TestKey } from '../helpers/keys.ts';
 import { startMain, type MainProcess } from '../helpers/main-process.ts';
 import { sample } from '../helpers/metrics.ts';
@@ -29,6 +29,8 @@ describe('three gateway processes sharing one Redis behave as one gateway', { sk
   let upstream: TestUpstream;
   let instances: Instance[] = [];
   let reader: Record<string, string>;
+  let writerToken = '';
+  const writer = (): Record<string, string> => bearer(writerToken);
   const agent = new Agent({ connections: 32 });
 
   const metricsOf = async (i: Instance): Promise<string> => (await get(`${i.admin}/metrics`)).text;
@@ -57,6 +59,7 @@ describe('three gateway processes sharing one Redis behave as one gateway', { sk
     );
     await until(async () => ((await redis.command('PUBSUB', 'NUMSUB', 'hypergate:invalidate')) as [string, number])[1] === 3, 'three subscribed instances');
     reader = bearer(await signToken(key, { claims: { sub: 'reader' }, expiresIn: 600 }));
+    writerToken = await signToken(key, { claims: { sub: 'writer', scope: 'customers:read customers:write' }, expiresIn: 600 });
   });
 
   after(async () => {
@@ -106,6 +109,37 @@ describe('three gateway processes sharing one Redis behave as one gateway', { sk
     for (const i of instances.slice(1)) {
       await until(async () => JSON.parse((await read(i, '/api/customers/33')).body).name === 'Renamed', 'the other instance to drop it', 1000);
     }
+  });
+
+  it('drops a changed item on every instance: a PATCH through one, and the others read the new version within a second', async () => {
+    for (const i of instances) assert.equal(JSON.parse((await read(i, '/api/customers/34')).body).name, 'Customer 34');
+    const renamed = { id: 34, name: 'Patched', status: 'active' };
+    upstream.on('PATCH /customers/34', { kind: 'json', body: renamed, headers: { etag: '"v2"' } });
+    upstream.on('GET /customers/34', { kind: 'json', body: renamed, headers: { etag: '"v2"' } });
+    const patched = await send(`${instances[0]?.url}/api/customers/34`, 'PATCH', { ...writer(), 'content-type': 'application/merge-patch+json', 'if-match': '*' }, '{"name":"Patched"}');
+    assert.equal(patched.status, 200);
+    for (const i of instances.slice(1)) {
+      await until(async () => JSON.parse((await read(i, '/api/customers/34')).body).name === 'Patched', 'the other instance to drop it', 1000);
+    }
+  });
+
+  it('replays an Idempotency-Key on another process, and answers 409 there while the first still runs', async () => {
+    const held = gate();
+    upstream.on('POST /customers', { kind: 'wait', until: held.promise, then: { kind: 'json', status: 201, body: { id: 950, name: 'Once', status: 'active' } } });
+    const headers = { ...writer(), 'content-type': 'application/json', 'idempotency-key': '"processes-950"' };
+    const body = '{"name":"Once","status":"active"}';
+    const first = send(`${instances[0]?.url}/api/customers`, 'POST', headers, body);
+    await until(async () => upstream.active() === 1, 'the POST to reach the upstream');
+    const running = await send(`${instances[1]?.url}/api/customers`, 'POST', headers, body);
+    assert.equal(running.status, 409);
+    held.open();
+    const created = await first;
+    assert.equal(created.status, 201);
+    const replayed = await send(`${instances[2]?.url}/api/customers`, 'POST', headers, body);
+    assert.equal(replayed.status, 201);
+    assert.equal(replayed.text, created.text);
+    assert.equal(replayed.headers['location'], '/api/customers/950');
+    assert.equal(upstream.requests.filter((r) => r.method === 'POST').length, 1, 'one POST reached the upstream for three instances');
   });
 
   it('holds one rate limit across the instances: the total allowed stays within one burst of the limit', async () => {
