@@ -1,25 +1,46 @@
+/** Work under way for one key: its promise, and the stamp it was started with (a cache load ticket). */
+export interface Flight<T> {
+  readonly promise: Promise<T>;
+  readonly stamp: number;
+}
+
 /**
- * Coalesces concurrent work per key: while a fetch for a key is under way, later callers share
- * its promise instead of starting their own. Settled work is forgotten at once, so a failure is
- * shared by the callers that waited for it and never served to later ones.
+ * Coalesces concurrent work per key: while a fetch for a key is under way, later callers may share
+ * its promise instead of starting their own (the caller decides, from the flight's stamp, whether
+ * it is still good to join). Settled work is forgotten at once, so a failure is shared by the
+ * callers that waited for it and never served to later ones.
  */
 export class SingleFlight<T> {
-  readonly #inFlight = new Map<string, Promise<T>>();
+  readonly #inFlight = new Map<string, Flight<T>>();
 
   get size(): number {
     return this.#inFlight.size;
   }
 
-  /** Is a fetch for this key under way (a new caller would be collapsed into it)? */
+  /** Is a fetch for this key under way? */
   has(key: string): boolean {
     return this.#inFlight.has(key);
   }
 
-  run(key: string, work: () => Promise<T>): Promise<T> {
-    const running = this.#inFlight.get(key);
-    if (running !== undefined) return running;
-    const promise = work().finally(() => this.#inFlight.delete(key));
-    this.#inFlight.set(key, promise);
-    return promise;
+  /** The fetch under way for this key, or undefined. */
+  get(key: string): Flight<T> | undefined {
+    return this.#inFlight.get(key);
+  }
+
+  /**
+   * Starts `work` for the key, in place of any flight under way (which goes on for those that
+   * joined it). `settled` runs once it is done, after the key is forgotten, so nobody can join
+   * it between the two.
+   */
+  start(key: string, stamp: number, work: () => Promise<T>, settled: () => void): Promise<T> {
+    const flight: Flight<T> = {
+      stamp,
+      promise: work().finally(() => {
+        if (this.#inFlight.get(key) === flight) this.#inFlight.delete(key);
+        settled();
+      }),
+    };
+    this.#inFlight.set(key, flight);
+    return flight.promise;
   }
 }

@@ -42,6 +42,8 @@ export interface Source {
    * kit and returns its entry. `ticket` is the cache's load ticket (ResponseCache.beginLoad).
    */
   load(path: string, values: readonly ParamValue[], call: UpstreamCall, ticket: number): Promise<CacheEntry>;
+  /** The invalidation groups the entry at `path` belongs to (what `load` stores it with). */
+  groups(values: readonly ParamValue[]): readonly string[];
   /** The 404 a cached absence (the upstream's 404, kept cache.notFoundSeconds) answers with. */
   notFound(): HgError;
 }
@@ -177,19 +179,27 @@ export class ResourceKit {
     this.#serveStale(req, res, path, stale, format, source, now, 'stale-while-revalidate', false);
   }
 
-  /** One load per path at a time; the cache's ticket keeps it from storing over a later invalidation. */
+  /**
+   * The load under way for `path` if a new reader may join it: not when the path or one of its
+   * groups was invalidated after it began. Such a load may bring the version a write (or purge)
+   * replaced, and a reader that starts after the write was answered must not get it; those that
+   * joined before the invalidation overlapped the write and still share it.
+   */
+  #joinable(path: string, source: Source, values: readonly ParamValue[]): Promise<CacheEntry> | undefined {
+    const running = this.#flights.get(path);
+    if (running === undefined || this.#ctx.cache.invalidatedSince(path, source.groups(values), running.stamp)) return undefined;
+    return running.promise;
+  }
+
+  /** One load per path at a time (see #joinable); the cache's ticket keeps it from storing over a later invalidation. */
   #load(path: string, source: Source, values: readonly ParamValue[], call: UpstreamCall): Promise<CacheEntry> {
-    return this.#flights.run(path, async () => {
-      const ticket = this.#ctx.cache.beginLoad();
-      const tier = this.#ctx.tier;
-      try {
-        // With a shared tier (Redis), it is asked first and the upstream only when it has nothing.
-        if (tier === null) return await source.load(path, values, call, ticket);
-        return await tier.load(path, ticket, this.vary, source, () => source.load(path, values, call, ticket));
-      } finally {
-        this.#ctx.cache.endLoad(ticket);
-      }
-    });
+    const running = this.#joinable(path, source, values);
+    if (running !== undefined) return running;
+    const { cache, tier } = this.#ctx;
+    const ticket = cache.beginLoad();
+    // With a shared tier (Redis), it is asked first and the upstream only when it has nothing.
+    const work = tier === null ? async () => source.load(path, values, call, ticket) : async () => tier.load(path, ticket, this.vary, source, () => source.load(path, values, call, ticket));
+    return this.#flights.start(path, ticket, work, () => cache.endLoad(ticket));
   }
 
   /**
@@ -198,7 +208,7 @@ export class ResourceKit {
    * ago answers instead of the error (RFC 5861 section 4).
    */
   async #miss(req: IncomingMessage, res: HgResponse, path: string, format: number, source: Source, values: readonly ParamValue[], claims: readonly ClaimValue[] | undefined): Promise<void> {
-    const collapsed = this.#flights.has(path);
+    const collapsed = this.#joinable(path, source, values) !== undefined;
     res.cacheOutcome = collapsed ? 'collapsed' : 'miss';
     const started = performance.now();
     let entry: CacheEntry;

@@ -38,6 +38,7 @@ function itemSource(r: CompiledResource, kit: ResourceKit): Source {
   const suffixes = suffixesOf(r, kit);
   const source: Source = {
     notFound: () => r.notFound(),
+    groups: (values) => r.groups(values),
     load: async (path, values, call, ticket) => {
       const result = await r.service.getJson(r.upstream.build(values), call, (json) => itemFromRecord(r, r.record.resolve(json), values, path));
       if (!result.found) throw kit.storeAbsent(path, r.groups(values), source, ticket);
@@ -90,6 +91,7 @@ function collectionSource(r: CompiledResource, c: CompiledCollection, kit: Resou
       c.nested
         ? new HgError('HG_ERR_ROUTE_NOT_FOUND', { detail: `${r.service.who} has no ${r.name} at this path.` })
         : new HgError('HG_ERR_UPSTREAM_BAD_GATEWAY', { detail: `${r.service.who} answered 404 for the ${r.name} collection.` }),
+    groups: (values) => c.groups(values),
     load: async (key, values, call, ticket) => {
       const base = c.path.build(values);
       const query = paging === null ? '' : `?offset=${paging.offset}&limit=${paging.limit}`;
