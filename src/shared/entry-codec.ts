@@ -17,6 +17,13 @@ interface Meta {
   readonly r: string | null;
   /** 1 for a cached absence (the upstream's 404). */
   readonly x?: number;
+  /**
+   * The upstream's validator and the render suffix per format (CacheEntry.validator), absent when
+   * the upstream sent none: the formats rendered from this entry elsewhere derive the same ETags
+   * as on the instance that fetched it, and If-Match with them reaches the upstream as its own.
+   */
+  readonly u?: string;
+  readonly f?: readonly string[];
 }
 
 const JSON_TYPE = (FORMATS[JSON_INDEX] as (typeof FORMATS)[number]).contentType;
@@ -34,7 +41,8 @@ export function encodeEntry(entry: CacheEntry, nowMs: number): string | null {
   if (entry.absent) return `${JSON.stringify({ a: age, t: ttl, s: 0, g: groups, r: null, x: 1 } satisfies Meta)}\n`;
   const json = entry.variants[JSON_INDEX];
   if (json === undefined) return null;
-  const meta: Meta = { a: age, t: ttl, e: json.etag, c: json.cacheControl, s: entry.staleAllowed ? 1 : 0, g: groups, r: entry.embeddedRel };
+  const validator = entry.validator;
+  const meta: Meta = { a: age, t: ttl, e: json.etag, c: json.cacheControl, s: entry.staleAllowed ? 1 : 0, g: groups, r: entry.embeddedRel, ...(validator === null ? {} : { u: validator.upstream, f: validator.suffixes }) };
   return `${JSON.stringify(meta)}\n${json.body}`;
 }
 
@@ -48,7 +56,8 @@ function isMeta(value: unknown): value is Meta {
     Array.isArray(m['g']) &&
     m['g'].every((g) => typeof g === 'string') &&
     (m['r'] === null || typeof m['r'] === 'string') &&
-    (m['x'] === 1 || (typeof m['e'] === 'string' && typeof m['c'] === 'string'))
+    (m['x'] === 1 || (typeof m['e'] === 'string' && typeof m['c'] === 'string')) &&
+    (m['u'] === undefined || (typeof m['u'] === 'string' && Array.isArray(m['f']) && m['f'].every((f) => typeof f === 'string')))
   );
 }
 
@@ -79,5 +88,6 @@ export function decodeEntry(stored: string, readAtMs: number, nowMs: number, var
   const staleAllowed = meta.s === 1;
   if (meta.x === 1) return new CacheEntry([], { storedAtMs, expiresAtMs, staleAllowed: false }, meta.g, null);
   const rep = new Representation(stored.slice(second + 1), JSON_TYPE, meta.c as string, storedAtMs, expiresAtMs, vary, staleAllowed, meta.e);
-  return new CacheEntry([rep], { storedAtMs, expiresAtMs, staleAllowed }, meta.g, meta.r);
+  const validator = meta.u === undefined ? null : { upstream: meta.u, suffixes: meta.f as readonly string[] };
+  return new CacheEntry([rep], { storedAtMs, expiresAtMs, staleAllowed }, meta.g, meta.r, validator);
 }

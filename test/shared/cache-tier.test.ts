@@ -43,6 +43,19 @@ describe('the shared cache tier (cache.shared)', { skip: redisSkip }, () => {
     assert.equal(world.upstream.hits('/customers/11'), 1);
   });
 
+  it("keeps the upstream's validator: an entry read from the tier has the same ETag in every format as on the instance that fetched it", async () => {
+    world.upstream.on('/customers/15', { kind: 'json', body: { id: 15, name: 'Tagged', status: 'active' }, headers: { etag: '"v5"' } });
+    const hal = { ...reader, accept: 'application/hal+json' };
+    const waiting = shared(0);
+    assert.equal((await get(`${urlOf(0)}/api/customers/15`, reader)).status, 200);
+    await waiting;
+    const here = await get(`${urlOf(0)}/api/customers/15`, hal);
+    const there = await get(`${urlOf(1)}/api/customers/15`, hal);
+    assert.match(String(here.headers.etag), /^"v5\./, "derived from the upstream's ETag");
+    assert.equal(there.headers.etag, here.headers.etag);
+    assert.equal(world.upstream.hits('/customers/15'), 1, 'B read it from the tier');
+  });
+
   it("shares the upstream's 404 (a cached absence) too", async () => {
     const waiting = shared(0);
     assert.equal((await get(`${urlOf(0)}/api/customers/999999999`, reader)).status, 404);
