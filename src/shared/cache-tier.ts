@@ -38,7 +38,8 @@ export interface TierTimes {
  * entry to share, or died and the lock expired), Redis fails, or the upstream deadline passes, and
  * then fetch themselves. What a load stored in the local cache is written to Redis with its
  * remaining lifetime as the TTL, in the background (never on a hit), unless an invalidation came
- * after the load began (scripts.ts, TIER_WRITE).
+ * after the load began (scripts.ts, TIER_WRITE). While an invalidation of this instance waits to be
+ * sent again (Redis did not take it), the tier is not read: a local miss goes to the upstream.
  */
 export class CacheTier {
   readonly #link: RedisLink;
@@ -47,8 +48,11 @@ export class CacheTier {
   readonly #metrics: RedisMetrics;
   readonly #owner: string;
   readonly #times: TierTimes;
+  /** True while an invalidation of this instance waits to be taken by Redis (InvalidationBus.pending). */
+  readonly #held: () => boolean;
 
-  constructor(link: RedisLink, cache: ResponseCache, clock: Clock, metrics: RedisMetrics, owner: string, times: TierTimes) {
+  constructor(link: RedisLink, cache: ResponseCache, clock: Clock, metrics: RedisMetrics, owner: string, times: TierTimes, held: () => boolean) {
+    this.#held = held;
     this.#link = link;
     this.#cache = cache;
     this.#clock = clock;
@@ -63,8 +67,10 @@ export class CacheTier {
    * instance's Vary. A shared absence throws the source's 404, as a local one does.
    */
   async load(path: string, ticket: number, vary: string, source: AbsenceSource, fetch: () => Promise<CacheEntry>): Promise<CacheEntry> {
-    const found = await this.#read(path, vary);
-    if (found === null) {
+    // While an invalidation this instance made has not reached Redis, Redis may still hold what it
+    // drops, older than a write answered here: the tier is not read until it has.
+    const found = this.#held() ? null : await this.#read(path, vary);
+    if (found === null || (found.entry !== null && this.#held())) {
       this.#metrics.tier('unavailable');
       return fetch();
     }
@@ -76,7 +82,7 @@ export class CacheTier {
     const lock = found.locked ? 'taken' : await this.#lock(path);
     if (lock === 'taken') {
       const entry = await this.#await(path, vary);
-      if (entry !== null) {
+      if (entry !== null && !this.#held()) {
         this.#metrics.tier('waited');
         return this.#adopt(path, entry, ticket, source);
       }

@@ -43,6 +43,8 @@ export class InvalidationBus {
   #queuedGroups = new Set<string>();
   #queuedAll = false;
   #retry: NodeJS.Timeout | null = null;
+  /** Queued invalidations being sent again, not yet confirmed. */
+  #resending = 0;
   #subscriptions = 0;
   #closed = false;
 
@@ -76,6 +78,15 @@ export class InvalidationBus {
         return null;
       },
     );
+  }
+
+  /**
+   * Is an invalidation Redis did not take still waiting (queued, or being sent again)? Until it is
+   * taken, Redis may still hold entries it drops, older than a write this instance answered: the
+   * shared tier is not read meanwhile (cache-tier.ts).
+   */
+  get pending(): boolean {
+    return this.#retry !== null || this.#resending > 0;
   }
 
   close(): void {
@@ -132,6 +143,7 @@ export class InvalidationBus {
     this.#queuedKeys = new Set();
     this.#queuedGroups = new Set();
     if (!all && keys.length === 0 && groups.length === 0) return;
-    void this.send(all ? null : keys, groups, this.#link.timeoutMs * 10);
+    this.#resending++;
+    void this.send(all ? null : keys, groups, this.#link.timeoutMs * 10).finally(() => this.#resending--);
   }
 }

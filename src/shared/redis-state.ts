@@ -62,7 +62,7 @@ export class RedisSharedState implements SharedState {
   tier(cache: ResponseCache, config: Config): CacheTier | null {
     if (config.cache.shared === false) return null;
     const waitMs = upstreamDeadlineMs(config);
-    return new CacheTier(this.#link, cache, this.#clock, this.#metrics, this.#origin, { waitMs, lockMs: leaseMs(config) });
+    return new CacheTier(this.#link, cache, this.#clock, this.#metrics, this.#origin, { waitMs, lockMs: leaseMs(config) }, () => this.#bus.pending);
   }
 
   async close(): Promise<void> {

@@ -94,4 +94,27 @@ describe('invalidation everywhere (Redis pub/sub)', { skip: redisSkip }, () => {
     assert.equal(await metric(world.gateways[1]!, 'hypergate_cache_resyncs_total'), resyncs, 'delivered, not a resync');
     assert.ok((await metric(a, 'hypergate_invalidations_total', { direction: 'queued' })) >= 1);
   });
+
+  it('reads nothing from the shared tier while an invalidation Redis did not take waits to be sent again', async () => {
+    const a = world.gateways[0]!;
+    world.upstream.on('/customers/9', { kind: 'json', body: { id: 9, name: 'Old', status: 'active' } });
+    const stored = await metric(a, 'hypergate_shared_cache_total', { outcome: 'stored' });
+    assert.equal((await get(`${urlOf(0)}/api/customers/9`, reader)).status, 200);
+    await until(async () => (await metric(a, 'hypergate_shared_cache_total', { outcome: 'stored' })) > stored, 'the old version to be shared');
+    // Open A's breaker: calls that time out while Redis is stopped (connections stay up).
+    redis.pause();
+    try {
+      for (let n = 0; n < 3; n++) assert.deepEqual(await a.gateway.shared.idempotency.begin('s', `q${n}`, 'f', 60), { state: 'unavailable' });
+    } finally {
+      redis.resume();
+    }
+    // A write changed the customer: dropped here at once, the broadcast (and the drop in Redis) queued.
+    world.upstream.on('/customers/9', { kind: 'json', body: { id: 9, name: 'New', status: 'active' } });
+    assert.equal(await a.gateway.shared.invalidate(['/api/customers/9'], []).instances, null, 'not confirmed: refused by the open breaker');
+    // The breaker lets a call through again before the queue is sent (once a second): a tier read
+    // then would find the old version, which Redis still holds.
+    world.clocks[0]?.advance(1001);
+    const read = await get(`${urlOf(0)}/api/customers/9`, reader);
+    assert.equal((read.json() as { name: string }).name, 'New');
+  });
 });
