@@ -218,12 +218,14 @@ async function refusedOrWritten(op: WriteOp, deps: WriteDeps, req: IncomingMessa
     if (begun.state === 'unavailable') ctx.logger.warn('idempotency records unavailable: the write goes on without one', { reqId: res.requestId, event: 'idempotency' });
     claimed = begun.state === 'new';
   }
-  const finish = async (answer: IdempotentAnswer | null): Promise<void> => {
+  const finish = (answer: IdempotentAnswer | null): void => {
     if (!claimed || scope === null || key === null) return;
     // An answer whose outcome is unknown (a time-out, a reset, a 5xx) is not final: a retry runs again.
-    // Keeping the record is best effort: a store that fails never changes the answer.
+    // Keeping the record is best effort and is not waited for: a store that fails or is slow (Redis
+    // may take 10 × redis.timeoutMs) never changes or delays the answer. It is asked before the
+    // answer is written, so a retry that follows the answer finds the record.
     const kept = answer === null ? deps.idempotency.abandon(scope, key, fingerprint) : deps.idempotency.complete(scope, key, fingerprint, answer, ttlSeconds);
-    await kept.catch(() => {});
+    kept.catch(() => {});
   };
 
   const ticket = ctx.cache.beginLoad();
@@ -242,20 +244,20 @@ async function refusedOrWritten(op: WriteOp, deps: WriteDeps, req: IncomingMessa
     } catch (err) {
       // If-Match named no current version: decided before anything was sent, and final.
       if (err instanceof HgError && err.code === 'HG_ERR_PRECONDITION_FAILED') {
-        await finish(problemAnswer(err));
+        finish(problemAnswer(err));
         throw err;
       }
       // An open breaker sent nothing; anything else may have reached the upstream: what the cache
       // holds of the item may be stale, and the outcome is unknown.
       if (!(err instanceof HgError && err.code === 'HG_ERR_UPSTREAM_UNAVAILABLE')) invalidateAfter(op, deps, path, values);
-      await finish(null);
+      finish(null);
       throw err;
     }
     if (result.status < 200 || result.status >= 300) {
       const refused = refusal(op, result);
       // A 404 says the item is gone; a 5xx may have changed it: both drop what the cache holds.
       if (result.status === 404 || result.status >= 500) invalidateAfter(op, deps, path, values);
-      await finish(DEFINITE.has(result.status) ? problemAnswer(refused) : null);
+      finish(DEFINITE.has(result.status) ? problemAnswer(refused) : null);
       throw refused;
     }
     let answer: IdempotentAnswer;
@@ -263,10 +265,10 @@ async function refusedOrWritten(op: WriteOp, deps: WriteDeps, req: IncomingMessa
       answer = answered(op, deps, result, path, values, format, ticket);
     } catch (err) {
       // The change was made but its answer cannot be rendered (an invalid record): not a final answer.
-      await finish(null);
+      finish(null);
       throw err;
     }
-    await finish(answer);
+    finish(answer);
     writeAnswer(res, answer);
   } finally {
     ctx.cache.endLoad(ticket);

@@ -3,7 +3,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { assertProblem } from '../helpers/hostile.ts';
 import { bearer, get, send } from '../helpers/gateway.ts';
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.ts';
-import { startSharedWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
+import { metric, startSharedWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
 import { gate } from '../helpers/wait.ts';
 
 const json = { 'content-type': 'application/json' };
@@ -79,5 +79,24 @@ describe('writes across instances (Redis)', { skip: redisSkip }, () => {
     const replayed = await send(urlOf(1, '/api/customers'), 'POST', headers, '{"name":"Slow","status":"active"}');
     assert.equal(replayed.status, 201);
     assert.equal(posts(), 1);
+  });
+
+  it('answers a write with an Idempotency-Key without waiting for a stalled Redis to keep its record', async () => {
+    const a = world.gateways[0]!;
+    const held = gate();
+    world.upstream.on('POST /customers', { kind: 'wait', until: held.promise, then: { kind: 'json', status: 201, body: { id: 903, name: 'Stalled', status: 'active' } } });
+    const headers = { ...writer, ...json, 'idempotency-key': '"across-903"' };
+    const first = send(urlOf(0, '/api/customers'), 'POST', headers, '{"name":"Stalled","status":"active"}');
+    await until(async () => world.upstream.active() === 1, 'the POST to reach the upstream (its key claimed in Redis)');
+    const gaveUp = await metric(a, 'hypergate_redis_calls_total', { op: 'idempotency', outcome: 'timeout' });
+    redis.pause();
+    try {
+      held.open();
+      assert.equal((await first).status, 201);
+      // The record is kept after the answer (its call may wait 10 × redis.timeoutMs): it has not given up yet.
+      assert.equal(await metric(a, 'hypergate_redis_calls_total', { op: 'idempotency', outcome: 'timeout' }), gaveUp);
+    } finally {
+      redis.resume();
+    }
   });
 });
