@@ -39,7 +39,8 @@ function isReply(err: unknown): err is Error {
  *
  * All the same, every call here races its own deadline (redis.timeoutMs unless said otherwise),
  * so nothing depends on a client's timer. Calls fail at once while the connection is down (no
- * offline queue: a request never waits for a reconnect) and while the breaker is open
+ * offline queue: a request never waits for a reconnect), while an earlier call is overdue (Redis
+ * answers in order, so nothing sent after it could be in time) and while the breaker is open
  * (redis.breaker: consecutive calls that time out or lose the connection open it; after its
  * cooldown one probe call may pass). An error reply (OOM, WRONGTYPE) is an answer: it fails that
  * call but counts as a working Redis.
@@ -58,6 +59,8 @@ export class RedisLink {
   #reported = false;
   /** Has the connection ever failed (at start, or since)? */
   #everDown = false;
+  /** Calls that ran past their deadline and whose reply has not come yet. */
+  #overdue = 0;
 
   constructor(config: RedisConfig, clock: Clock, logger: Logger, metrics: RedisMetrics) {
     this.prefix = config.keyPrefix;
@@ -96,6 +99,10 @@ export class RedisLink {
   call<T>(op: RedisOp, run: (client: Redis) => Promise<T>, deadlineMs = this.#timeoutMs): Promise<T> {
     if (this.#closed) return this.#refuse(op, 'closed');
     if (this.#client.status !== 'ready') return this.#refuse(op, 'down');
+    // Redis answers the commands of a connection in order: while an earlier one is overdue, this
+    // one cannot be answered in time either. Refused at once, a request's Redis calls one after
+    // another (rate decision, tier read, lock) cost it one deadline in all, not one each.
+    if (this.#overdue > 0) return this.#refuse(op, 'timeout');
     const admit = this.#breaker.admit();
     if (admit > 0) return this.#refuse(op, 'breaker');
     const probe = admit === PROBE;
@@ -104,20 +111,25 @@ export class RedisLink {
       let settled = false;
       const timer = setTimeout(() => {
         settled = true;
+        this.#overdue++;
         this.#breaker.failed(probe);
         this.#metrics.call(op, 'timeout', performance.now() - started);
         reject(new RedisUnavailable('timeout'));
       }, deadlineMs);
+      const late = (): boolean => {
+        if (settled) this.#overdue--;
+        return settled;
+      };
       run(this.#client).then(
         (value) => {
-          if (settled) return;
+          if (late()) return;
           clearTimeout(timer);
           this.#breaker.succeeded(probe);
           this.#metrics.call(op, 'ok', performance.now() - started);
           resolve(value);
         },
         (err: unknown) => {
-          if (settled) return;
+          if (late()) return;
           clearTimeout(timer);
           if (isReply(err)) this.#breaker.succeeded(probe);
           else this.#breaker.failed(probe);
@@ -174,7 +186,7 @@ export class RedisLink {
   }
 
   #refuse<T>(op: RedisOp, reason: RedisUnavailable['reason']): Promise<T> {
-    this.#metrics.call(op, reason === 'breaker' ? 'rejected' : 'down', 0);
+    this.#metrics.call(op, reason === 'breaker' ? 'rejected' : reason === 'timeout' ? 'timeout' : 'down', 0);
     return Promise.reject(new RedisUnavailable(reason));
   }
 

@@ -111,6 +111,26 @@ describe('Redis faults: no request fails or waits for Redis, and Redis is used a
     await usingRedisAgain(world, headers);
   });
 
+  it('makes a request wait for a stopped Redis once: its calls after one that is overdue are refused at once, not each after its own deadline', async () => {
+    const redis = await startRedis();
+    // Two calls that wait out their deadline in a row open this breaker.
+    const world = await startSharedWorld(redis, 1, { ...CONFIG, redis: { timeoutMs: 100, breaker: { failures: 2, cooldownMs: 60_000 } } });
+    open.push({ world, redis });
+    const gw = world.gateways[0]!;
+    const headers = bearer(await world.token({ expiresIn: 3600 }));
+    assert.equal((await get(`${gw.url}/api/customers/1`, headers)).status, 200);
+    await until(async () => (await metric(gw, 'hypergate_shared_cache_total', { outcome: 'stored' })) === 1, 'the first entry to be shared');
+    redis.pause();
+    try {
+      // A rate decision, then a tier read (and the share of what was fetched): one after another.
+      assert.equal((await get(`${gw.url}/api/customers/2`, headers)).status, 200);
+      assert.equal(await metric(gw, 'hypergate_redis_calls_total', { op: 'rate', outcome: 'timeout' }), 1);
+      assert.equal(await metric(gw, 'hypergate_redis_breaker_state'), 0, 'only the first call waited for its deadline');
+    } finally {
+      redis.resume();
+    }
+  });
+
   it('answers every request while the pub/sub connections are cut (CLIENT KILL TYPE pubsub)', async () => {
     const { world, redis, headers } = await start();
     const cutting = (async () => {
