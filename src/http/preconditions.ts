@@ -1,7 +1,13 @@
 import { HgError } from '../errors.ts';
 
-/** An entity-tag (RFC 9110 section 8.8.3): optional W/, then a quoted opaque-tag of etagc characters. */
-const ENTITY_TAG = /^(W\/)?"[\x21\x23-\x7e\x80-\xff]*"$/;
+/**
+ * One element of an entity-tag list (RFC 9110 sections 8.8.3 and 5.6.1): optional W/, then a
+ * quoted opaque-tag of etagc characters (which include ","), then optional whitespace and either
+ * a comma or the end. Matched from where the last one ended (sticky).
+ */
+const ENTITY_TAG_ITEM = /[ \t]*((?:W\/)?"[\x21\x23-\x7e\x80-\xff]*")[ \t]*(?:,|$)/y;
+/** Empty list elements (RFC 9110 section 5.6.1: a recipient accepts them), before or between tags. */
+const EMPTY_ITEMS = /[ \t]*(?:,[ \t]*)*/y;
 
 /** If-Match as a client sent it: any current representation (`*`), or a list of entity-tags. */
 export type IfMatch = '*' | readonly string[];
@@ -14,10 +20,22 @@ export function parseIfMatch(header: string | undefined): IfMatch | null {
   if (header === undefined) return null;
   const trimmed = header.trim();
   if (trimmed === '*') return '*';
-  const tags = trimmed.split(',').map((t) => t.trim()).filter((t) => t !== '');
-  if (tags.length === 0 || !tags.every((t) => ENTITY_TAG.test(t))) {
-    throw new HgError('HG_ERR_BAD_REQUEST', { detail: 'If-Match must be "*" or a list of entity-tags ("..." or W/"...").' });
+  const invalid = (): HgError => new HgError('HG_ERR_BAD_REQUEST', { detail: 'If-Match must be "*" or a list of entity-tags ("..." or W/"...").' });
+  // Split by quoted tags, not by commas: a comma inside the quotes belongs to the tag.
+  const tags: string[] = [];
+  let at = 0;
+  while (at < trimmed.length) {
+    EMPTY_ITEMS.lastIndex = at;
+    EMPTY_ITEMS.exec(trimmed);
+    at = EMPTY_ITEMS.lastIndex;
+    if (at === trimmed.length) break;
+    ENTITY_TAG_ITEM.lastIndex = at;
+    const item = ENTITY_TAG_ITEM.exec(trimmed);
+    if (item === null) throw invalid();
+    tags.push(item[1] as string);
+    at = ENTITY_TAG_ITEM.lastIndex;
   }
+  if (tags.length === 0) throw invalid();
   return tags;
 }
 

@@ -148,6 +148,18 @@ describe('writes through the gateway', () => {
       assert.equal(fx.upstream.hits('/customers/21'), 2, 'the read before, and the write; both reads after were the stored answer');
     });
 
+    test('an ETag whose opaque part holds a comma (RFC 9110 etagc allows it) works as If-Match, alone or in a list', async () => {
+      fx.upstream.on('GET /customers/24', { kind: 'json', body: { id: 24, name: 'Before', status: 'active' }, headers: { etag: '"v1,2"' } });
+      const etag = String((await get(url('/api/customers/24'), reader)).headers['etag']);
+      assert.match(etag, /^"v1,2\./);
+      fx.upstream.on('PATCH /customers/24', { kind: 'json', body: { id: 24, name: 'After', status: 'active' }, headers: { etag: '"v1,3"' } });
+      assert.equal((await send(url('/api/customers/24'), 'PATCH', { ...writer, ...mergePatch, 'if-match': etag }, '{"name":"After"}')).status, 200);
+      assert.equal(fx.upstream.headersSeen[fx.upstream.requests.findIndex((r) => r.method === 'PATCH')]?.['if-match'], '"v1,2"');
+      const listed = await send(url('/api/customers/24'), 'PATCH', { ...writer, ...mergePatch, 'if-match': `"other", ${etag.replace('v1,2', 'v1,3')}` }, '{"name":"Again"}');
+      assert.equal(listed.status, 200);
+      assert.equal(fx.upstream.headersSeen.at(-1)?.['if-match'], '"v1,3"');
+    });
+
     test('a digest ETag (an upstream without validators) is checked against the current item; another is 412 before the write is sent', async () => {
       const read = await get(url('/api/customers/22'), reader);
       const etag = String(read.headers['etag']);
