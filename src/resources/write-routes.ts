@@ -264,8 +264,10 @@ async function refusedOrWritten(op: WriteOp, deps: WriteDeps, req: IncomingMessa
     try {
       answer = answered(op, deps, result, path, values, format, ticket);
     } catch (err) {
-      // The change was made but its answer cannot be rendered (an invalid record): not a final answer.
-      finish(null);
+      // The upstream made the change (a 2xx) but its answer cannot be rendered (no record, an
+      // invalid one): the outcome is known, so the 502 is final. A retry that ran again would make
+      // the change twice, which is what the key is for.
+      finish(err instanceof HgError ? problemAnswer(err) : null);
       throw err;
     }
     finish(answer);

@@ -267,6 +267,15 @@ describe('writes through the gateway', () => {
       assert.equal(writesSent().length, 2);
     });
 
+    test('a change the upstream made but whose answer cannot be rendered is final: a retry with the key is not sent again', async () => {
+      // A 201 without the created record: the customer exists now, but the gateway cannot show it.
+      fx.upstream.on('POST /customers', { kind: 'raw', status: 201, body: '' });
+      const headers = { ...writer, ...json, 'idempotency-key': '"made-704"' };
+      assertProblem(await send(url('/api/customers'), 'POST', headers, '{"name":"Made","status":"active"}'), { status: 502, code: 'HG_ERR_UPSTREAM_BAD_GATEWAY' });
+      assertProblem(await send(url('/api/customers'), 'POST', headers, '{"name":"Made","status":"active"}'), { status: 502, code: 'HG_ERR_UPSTREAM_BAD_GATEWAY' });
+      assert.equal(writesSent().length, 1, 'one customer was created, not two');
+    });
+
     test('a malformed key is 400, and with "idempotency": "required" a POST without one is 400', async () => {
       assertProblem(await send(url('/api/customers'), 'POST', { ...writer, ...json, 'idempotency-key': 'unquoted' }, '{"name":"N","status":"active"}'), { status: 400, code: 'HG_ERR_BAD_REQUEST' });
       const strict = await startFixture({ resources: { customers: { idempotency: 'required' } } });
