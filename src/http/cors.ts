@@ -10,9 +10,10 @@ export const ALLOWED_HEADERS: readonly string[] = ['Authorization', 'Accept', 'I
 /**
  * Response headers a script may read besides the CORS-safelisted ones: caching (ETag,
  * Cache-Status, Age), the request id to quote in a report, and what a 429 or 503 says about when
- * to come back (Retry-After, the RateLimit fields); cors.exposeHeaders adds to them.
+ * to come back (Retry-After, the RateLimit fields), and where a POST created its item (Location:
+ * not safelisted, so without it a browser script cannot follow a 201); cors.exposeHeaders adds to them.
  */
-export const EXPOSED_HEADERS: readonly string[] = ['ETag', 'Cache-Status', 'Age', 'X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy'];
+export const EXPOSED_HEADERS: readonly string[] = ['ETag', 'Cache-Status', 'Age', 'X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'Location'];
 
 /** The defaults and the configured names, each once (names compare case-insensitively), as one field value. */
 function headerList(defaults: readonly string[], added: readonly string[]): string {

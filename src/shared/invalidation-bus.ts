@@ -109,10 +109,12 @@ export class InvalidationBus {
   }
 
   #subscribed(): void {
-    // The first subscription of an instance that reached Redis at once follows no gap; one that
-    // started with Redis away may have cached what others invalidated meanwhile.
-    if (this.#subscriptions++ === 0 && !this.#link.everDown) return;
+    // Whatever was cached before this subscription was made may have been invalidated by another
+    // instance meanwhile, unseen: dropped. That includes the first one, as an instance serves from
+    // the moment it listens, before its subscription is made (a few ms when Redis is there at once;
+    // then this finds nothing or next to nothing to drop, and says nothing).
     const dropped = this.#cache()?.clear() ?? 0;
+    if (this.#subscriptions++ === 0 && !this.#link.everDown) return;
     this.#metrics.resync();
     this.#logger.warn('redis: the invalidation subscription was lost and is back; the local cache was cleared (invalidations sent meanwhile were missed)', { event: 'redis', dropped });
   }

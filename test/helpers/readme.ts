@@ -26,6 +26,8 @@ export function readmeConfigRows(): Map<string, ConfigRow> {
     const key = /^`([A-Za-z0-9.<>]+)`$/.exec(cells[1] ?? '')?.[1];
     if (key === undefined) continue;
     const value = /^`(.*)`$/.exec(cells[3] ?? '')?.[1];
+    // Two rows for one key say two things of it, one of them stale.
+    if (rows.has(key)) throw new Error(`README "Configuration" has two rows for ${key}`);
     rows.set(key, { key, type: cells[2] ?? '', default: value === undefined ? { text: cells[3] ?? '' } : { json: JSON.parse(value) } });
   }
   return rows;

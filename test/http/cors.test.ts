@@ -34,7 +34,7 @@ describe('CORS with an allow-list', () => {
     const res = await get(`${fx.gw.url}/api/customers/42`, { ...bearer(token), origin: APP });
     assert.equal(res.status, 200);
     assert.equal(res.headers['access-control-allow-origin'], APP);
-    assert.equal(res.headers['access-control-expose-headers'], 'ETag, Cache-Status, Age, X-Request-Id, Retry-After, RateLimit, RateLimit-Policy');
+    assert.equal(res.headers['access-control-expose-headers'], 'ETag, Cache-Status, Age, X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Location');
     assert.equal(res.headers['vary'], 'Accept, Origin');
     // The cache hit carries the same CORS headers.
     const hit = await get(`${fx.gw.url}/api/customers/42`, { ...bearer(token), origin: APP });
@@ -108,7 +108,7 @@ describe('CORS with cors.exposeHeaders and cors.allowHeaders', () => {
 
   test('cors.exposeHeaders adds to the exposed defaults, each name once', async () => {
     const res = await get(`${fx.gw.url}/api/customers/42`, { ...bearer(await fx.token()), origin: APP });
-    assert.equal(res.headers['access-control-expose-headers'], 'ETag, Cache-Status, Age, X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, X-Trace');
+    assert.equal(res.headers['access-control-expose-headers'], 'ETag, Cache-Status, Age, X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Location, X-Trace');
   });
 
   test('cors.allowHeaders adds to the headers a preflight allows, each name once', async () => {

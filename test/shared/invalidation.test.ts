@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bearer, get } from '../helpers/gateway.ts';
+import { bearer, get, startGateway } from '../helpers/gateway.ts';
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.ts';
 import { metric, startSharedWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
 import { gate } from '../helpers/wait.ts';
@@ -116,5 +116,22 @@ describe('invalidation everywhere (Redis pub/sub)', { skip: redisSkip }, () => {
     world.clocks[0]?.advance(1001);
     const read = await get(`${urlOf(0)}/api/customers/9`, reader);
     assert.equal((read.json() as { name: string }).name, 'New');
+  });
+
+  it('drops what an instance cached before its first subscription was made, once it is made (invalidations sent meanwhile were unseen)', async (t) => {
+    // Redis answers nothing while the new instance starts: it serves, and its subscription waits.
+    redis.pause();
+    let paused = true;
+    t.after(() => {
+      if (paused) redis.resume();
+    });
+    const late = await startGateway(world.config());
+    t.after(() => late.close());
+    assert.equal((await get(`${late.url}/api/customers/41`, reader)).status, 200);
+    assert.ok(late.gateway.cache.get('/api/customers/41') !== undefined, 'cached before the subscription');
+    redis.resume();
+    paused = false;
+    await until(async () => ((await redis.command('PUBSUB', 'NUMSUB', `${world.prefix}invalidate`)) as [string, number])[1] === 3, 'the new instance to subscribe');
+    await until(async () => late.gateway.cache.get('/api/customers/41') === undefined, 'the entry cached before it to be dropped', 1000);
   });
 });
