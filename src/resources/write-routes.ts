@@ -207,25 +207,31 @@ async function refusedOrWritten(op: WriteOp, deps: WriteDeps, req: IncomingMessa
   const scope = key === null ? null : idempotencyScope(req, principal.subject);
   const fingerprint = key === null ? '' : fingerprintOf(method, path, body);
   const ttlSeconds = ctx.config.idempotency.ttlSeconds;
-  // Whether this request holds the key's record: not when there is none, or the shared store did
-  // not answer in time (then the write goes on unprotected rather than fail: README "Writes").
-  let claimed = false;
+  // Whether this request holds the key's record ('new'), may hold it ('unavailable': the shared store
+  // did not answer in time, and its claim may yet have been made there; the write goes on
+  // unprotected rather than fail, README "Writes"), or has none.
+  let claim: 'new' | 'unavailable' | null = null;
   if (scope !== null && key !== null) {
     const begun = await deps.idempotency.begin(scope, key, fingerprint, ttlSeconds);
     if (begun.state === 'completed') return writeAnswer(res, begun.answer);
     if (begun.state === 'in-progress') throw new HgError('HG_ERR_IDEMPOTENCY_KEY_IN_USE');
     if (begun.state === 'mismatch') throw new HgError('HG_ERR_IDEMPOTENCY_KEY_REUSED');
     if (begun.state === 'unavailable') ctx.logger.warn('idempotency records unavailable: the write goes on without one', { reqId: res.requestId, event: 'idempotency' });
-    claimed = begun.state === 'new';
+    claim = begun.state;
   }
   const finish = (answer: IdempotentAnswer | null): void => {
-    if (!claimed || scope === null || key === null) return;
-    // An answer whose outcome is unknown (a time-out, a reset, a 5xx) is not final: a retry runs again.
+    if (claim === null || scope === null || key === null) return;
+    // An answer whose outcome is unknown (a time-out, a reset, a 5xx) is not final: a retry runs
+    // again, so our claim is dropped; one we only may have made is left to its lease, as dropping
+    // it could drop another request's. A final answer is kept in both cases: a claim that reached
+    // Redis late would otherwise hold the key "in progress" (409) and then lapse, letting a retry
+    // make the change twice; with no claim there, it is stored all the same (unless the key
+    // already holds a final answer, or a record of another request body).
     // Keeping the record is best effort and is not waited for: a store that fails or is slow (Redis
     // may take 10 × redis.timeoutMs) never changes or delays the answer. It is asked before the
     // answer is written, so a retry that follows the answer finds the record.
-    const kept = answer === null ? deps.idempotency.abandon(scope, key, fingerprint) : deps.idempotency.complete(scope, key, fingerprint, answer, ttlSeconds);
-    kept.catch(() => {});
+    if (answer !== null) deps.idempotency.complete(scope, key, fingerprint, answer, ttlSeconds).catch(() => {});
+    else if (claim === 'new') deps.idempotency.abandon(scope, key, fingerprint).catch(() => {});
   };
 
   const ticket = ctx.cache.beginLoad();

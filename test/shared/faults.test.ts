@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { after, describe, it } from 'node:test';
-import { bearer, get } from '../helpers/gateway.ts';
+import { bearer, get, send, type HttpAnswer } from '../helpers/gateway.ts';
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.ts';
 import { metric, startSharedWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
+import { gate } from '../helpers/wait.ts';
 
 /** Every Redis feature on: cluster rate limits (far above what the traffic sends), the shared tier, invalidations. */
 const CONFIG = { redis: { timeoutMs: 50 }, rateLimit: { requestsPerSecond: 10_000, burst: 10_000 } };
@@ -129,6 +130,33 @@ describe('Redis faults: no request fails or waits for Redis, and Redis is used a
     } finally {
       redis.resume();
     }
+  });
+
+  it('keeps the final answer of a write whose Idempotency-Key claim reached a stopped Redis late: a retry is replayed, not held at 409 or run twice', async () => {
+    const redis = await startRedis();
+    const world = await startSharedWorld(redis, 2, { redis: { timeoutMs: 100 } });
+    open.push({ world, redis });
+    const writer = bearer(await world.token({ expiresIn: 3600, claims: { scope: 'customers:read customers:write' } }));
+    const held = gate();
+    world.upstream.on('POST /customers', { kind: 'wait', until: held.promise, then: { kind: 'json', status: 201, body: { id: 960, name: 'Late', status: 'active' } } });
+    const headers = { ...writer, 'content-type': 'application/json', 'idempotency-key': '"late-claim-960"' };
+    const body = '{"name":"Late","status":"active"}';
+    redis.pause();
+    let first: Promise<HttpAnswer>;
+    try {
+      // The claim is written to a Redis that answers nothing: past its deadline the write goes on without it.
+      first = send(`${world.gateways[0]?.url}/api/customers`, 'POST', headers, body);
+      await until(async () => world.upstream.active() === 1, 'the POST to reach the upstream unprotected');
+    } finally {
+      redis.resume();
+    }
+    // Redis now runs the late claim: the key says "in progress" until this request's answer is kept.
+    await until(async () => String(await redis.command('KEYS', `${world.prefix}idem:*`)).length > 0, 'the late claim to land');
+    held.open();
+    assert.equal((await first).status, 201);
+    const posts = (): number => world.upstream.requests.filter((r) => r.method === 'POST').length;
+    await until(async () => (await send(`${world.gateways[1]?.url}/api/customers`, 'POST', headers, body)).status === 201, 'the retry to be replayed');
+    assert.equal(posts(), 1, 'the retry did not reach the upstream');
   });
 
   it('answers every request while the pub/sub connections are cut (CLIENT KILL TYPE pubsub)', async () => {
