@@ -191,6 +191,8 @@ export const CONFIG_SCHEMA: Rule = {
         // How long a write's answer is kept for replay under its Idempotency-Key, in seconds.
         ttlSeconds: int(1, 30 * 86_400),
         maxEntries: int(1, 10_000_000),
+        // Bytes the records of this process may hold (their answers above all), without Redis.
+        maxBytes: int(65_536, Number.MAX_SAFE_INTEGER),
       },
     },
     rateLimit: {

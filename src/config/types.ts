@@ -172,6 +172,8 @@ export interface IdempotencyConfig {
   readonly ttlSeconds: number;
   /** Most records kept (per instance, without Redis); the least recently used go first. */
   readonly maxEntries: number;
+  /** Most bytes the records of one instance hold (without Redis), answers included; the least recently used go first. */
+  readonly maxBytes: number;
 }
 
 export interface OwnerConfig {

@@ -40,15 +40,42 @@ export interface IdempotencyStore {
 
 type MemoryRecord = { readonly fingerprint: string; readonly answer: IdempotentAnswer | null };
 
-/** The records in this process (no Redis): an LRU bounded by idempotency.maxEntries, each record with its TTL. */
+/** What a record costs besides its answer's body and headers: its name, fingerprint and the LRU's bookkeeping, bytes (roughly). */
+const RECORD_OVERHEAD_BYTES = 200;
+
+function recordBytes(id: string, record: MemoryRecord): number {
+  const answer = record.answer;
+  if (answer === null) return RECORD_OVERHEAD_BYTES + id.length;
+  let headers = 0;
+  for (const name in answer.headers) headers += name.length + (answer.headers[name] as string).length;
+  return RECORD_OVERHEAD_BYTES + id.length + headers + Buffer.byteLength(answer.body);
+}
+
+/**
+ * The records in this process (no Redis): an LRU bounded by idempotency.maxEntries and by
+ * idempotency.maxBytes (a record holds its whole answer, so a count alone would let large answers
+ * grow the process without bound), each record with its TTL.
+ */
 export class MemoryIdempotencyStore implements IdempotencyStore {
   readonly #records: LRUCache<string, MemoryRecord>;
   readonly #leaseMs: number;
 
-  constructor(maxEntries: number, leaseMs: number, clock: Clock) {
+  constructor(limits: { readonly maxEntries: number; readonly maxBytes: number }, leaseMs: number, clock: Clock) {
     this.#leaseMs = leaseMs;
     // TTLs run on the injected clock, so tests move time instead of sleeping.
-    this.#records = new LRUCache<string, MemoryRecord>({ max: maxEntries, ttlAutopurge: false, ttlResolution: 0, perf: { now: () => clock.now() } });
+    this.#records = new LRUCache<string, MemoryRecord>({
+      max: limits.maxEntries,
+      maxSize: limits.maxBytes,
+      sizeCalculation: (record, id) => recordBytes(id, record),
+      ttlAutopurge: false,
+      ttlResolution: 0,
+      perf: { now: () => clock.now() },
+    });
+  }
+
+  /** Bytes the records hold, as they are counted against idempotency.maxBytes. */
+  get bytes(): number {
+    return this.#records.calculatedSize;
   }
 
   get size(): number {

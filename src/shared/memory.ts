@@ -19,7 +19,7 @@ export class MemorySharedState implements SharedState {
 
   constructor(config: Config, clock: Clock) {
     this.#clock = clock;
-    this.idempotency = new MemoryIdempotencyStore(config.idempotency.maxEntries, leaseMs(config), clock);
+    this.idempotency = new MemoryIdempotencyStore(config.idempotency, leaseMs(config), clock);
   }
 
   attach(cache: () => ResponseCache): void {

@@ -46,12 +46,12 @@ function contract(name: string, skip: string | false, stores: () => readonly [Id
 
 // In memory: one process, an injected clock for the TTLs.
 const clock = new ManualClock();
-let memory = new MemoryIdempotencyStore(1000, 5000, clock);
+let memory = new MemoryIdempotencyStore({ maxEntries: 1000, maxBytes: 1 << 20 }, 5000, clock);
 contract('in memory', false, () => [memory, memory]);
 
 describe('idempotency records in memory: bounds', () => {
   it('lets an unfinished claim lapse after its lease and a completed record after its TTL', async () => {
-    memory = new MemoryIdempotencyStore(1000, 5000, clock);
+    memory = new MemoryIdempotencyStore({ maxEntries: 1000, maxBytes: 1 << 20 }, 5000, clock);
     await memory.begin('alice', 'lapse', 'f', 60);
     clock.advance(5001);
     assert.deepEqual(await memory.begin('alice', 'lapse', 'f', 60), { state: 'new' });
@@ -63,9 +63,22 @@ describe('idempotency records in memory: bounds', () => {
   });
 
   it('keeps at most idempotency.maxEntries records', async () => {
-    const small = new MemoryIdempotencyStore(3, 5000, clock);
+    const small = new MemoryIdempotencyStore({ maxEntries: 3, maxBytes: 1 << 20 }, 5000, clock);
     for (let n = 0; n < 10; n++) await small.begin('alice', `k${n}`, 'f', 60);
     assert.equal(small.size, 3);
+  });
+
+  it('keeps the records within idempotency.maxBytes, large answers counted whole: the oldest go first', async () => {
+    const store = new MemoryIdempotencyStore({ maxEntries: 1000, maxBytes: 100_000 }, 5000, clock);
+    const large = { ...ANSWER, body: 'x'.repeat(30_000) };
+    for (let n = 0; n < 10; n++) {
+      await store.begin('alice', `big${n}`, 'f', 60);
+      await store.complete('alice', `big${n}`, 'f', large, 60);
+    }
+    assert.equal(store.size, 3, 'three 30 kB answers fit in 100 kB, not ten');
+    assert.ok(store.bytes > 90_000 && store.bytes <= 100_000, `${store.bytes} bytes`);
+    assert.equal((await store.begin('alice', 'big9', 'f', 60)).state, 'completed', 'the newest is kept');
+    assert.equal((await store.begin('alice', 'big0', 'f', 60)).state, 'new', 'the oldest went first');
   });
 });
 
