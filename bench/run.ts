@@ -15,7 +15,7 @@ import { makeKeys, mint } from './lib/jwt.ts';
 import { parseMarked } from './lib/load.ts';
 import { measure, type RunRecord } from './lib/measure.ts';
 import { USAGE, parseOptions } from './lib/options.ts';
-import { profileHot } from './lib/profile.ts';
+import { profiledScenario, profileHot } from './lib/profile.ts';
 import { collect, hasTaskset, nodeArgv, ROOT, SERVER_CORE, spawnPinned } from './lib/proc.ts';
 import { appendResults, runInfo, summarise, table, writeJson } from './lib/report.ts';
 import { ACCEPT, HOT_PATH, SCENARIOS, type PrepareContext } from './lib/scenarios.ts';
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     if (opts.profile) {
       const summary = await profileHot(opts, start, prep, dir);
       process.stdout.write(`${summary}\n`);
-      if (opts.record) appendResults(resolve(ROOT, 'bench/RESULTS.md'), runInfo(opts.tool, { profile: 'hot', connections: opts.connections, duration: `${opts.seconds}s` }), summary);
+      if (opts.record) appendResults(resolve(ROOT, 'bench/RESULTS.md'), runInfo(opts.tool, { profile: profiledScenario(opts), connections: opts.connections, duration: `${opts.seconds}s` }), summary);
       return;
     }
     const servers: ServerSpec[] = opts.compare === null ? opts.servers.map((n) => SERVERS[n] as ServerSpec) : [hypergate(), ...opts.compare.map((dir) => hypergate(checkoutName(dir), dir))];

@@ -52,7 +52,7 @@ async function checkSamples(url: string, samples: readonly Sample[], server: str
 }
 
 /** Sends every request of a list once (32 at a time): each token is verified and cached. */
-async function warmList(url: string, file: string, accept: Readonly<Record<string, string>>, server: string): Promise<void> {
+export async function warmList(url: string, file: string, accept: Readonly<Record<string, string>>, server: string): Promise<void> {
   const pool = new Pool(url, { connections: 32 });
   const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.length > 0);
   let next = 0;

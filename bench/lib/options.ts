@@ -21,7 +21,8 @@ export const USAGE = `usage: npm run bench -- [options]
   --results-dir DIR   where the raw JSON goes (default bench/results)
   --compare DIR[,DIR] hypergate from this checkout against the one in each DIR, interleaved; the
                       first DIR is the reference of the ratios (default scenario: hot)
-  --profile           run hot against hypergate under node --cpu-prof; print the top frames
+  --profile           run one scenario (the first of --scenario, default hot) against hypergate
+                      under node --cpu-prof; print the top frames
   --help              this text`;
 
 export interface Options {
