@@ -5,19 +5,50 @@ export type HeaderList = readonly (string | number)[];
 
 /**
  * The header lists end with `Cache-Status, <value>, X-Request-Id, <value>`: the writer puts the
- * request's id in the last slot just before writeHead, which copies the list into the head bytes
- * synchronously, so one shared list serves every hit without a per-request copy.
+ * request's id in the last slot (and a miss's or a stale answer's Cache-Status in its slot) just
+ * before writeHead, which copies the list into the head bytes synchronously.
  */
 export const CACHE_STATUS_SLOT_FROM_END = 3;
 
+/** Whole seconds whose Age and hit Cache-Status texts are kept once made (max-age is rarely above an hour). */
+const MEMO_SECONDS = 3600;
+const ageTexts: string[] = [];
+const hitTexts: string[] = [];
+
+/** `String(age)`, made once per value below MEMO_SECONDS: a hit allocates no string. */
+function ageText(age: number): string {
+  if (age >= MEMO_SECONDS) return String(age);
+  return (ageTexts[age] ??= String(age));
+}
+
+/** The hit's RFC 9211 Cache-Status for this remaining freshness, made once per value. */
+function hitText(ttl: number): string {
+  if (ttl < 0 || ttl >= MEMO_SECONDS) return hitStatus(ttl);
+  return (hitTexts[ttl] ??= hitStatus(ttl));
+}
+
 /**
- * A rendered answer as it sits in the cache: body text, strong ETag and the header list a hit
- * writes. The body is a string, not a Buffer: a small Buffer is a view on an 8 KB pool slab that
+ * The header lists a representation fills per answer, one per layout (200 or 304, with or
+ * without Vary), shared by every representation: node:http's writeHead copies a list into the
+ * head bytes before it returns, so a list is free again as soon as it is written. Per entry this
+ * keeps no header array at all (two lists per format per entry, rebuilt each whole-second Age,
+ * were most of a hit's garbage and ~300 bytes of every cached format; bench/RESULTS.md, `wide`).
+ */
+const OK_HEADERS = ['Content-Type', '', 'Cache-Control', '', 'ETag', '', 'Age', '', 'Content-Length', 0, 'Cache-Status', '', 'X-Request-Id', ''];
+const OK_VARY_HEADERS = ['Content-Type', '', 'Cache-Control', '', 'ETag', '', 'Age', '', 'Content-Length', 0, 'Vary', '', 'Cache-Status', '', 'X-Request-Id', ''];
+// A 304 carries the Vary a 200 would have (RFC 9110 section 15.4.5).
+const NOT_MODIFIED_HEADERS = ['Cache-Control', '', 'ETag', '', 'Age', '', 'Cache-Status', '', 'X-Request-Id', ''];
+const NOT_MODIFIED_VARY_HEADERS = ['Cache-Control', '', 'ETag', '', 'Age', '', 'Vary', '', 'Cache-Status', '', 'X-Request-Id', ''];
+
+/**
+ * A rendered answer as it sits in the cache: body text, strong ETag and what its headers say.
+ * The body is a string, not a Buffer: a small Buffer is a view on an 8 KB pool slab that
  * also holds short-lived bytes (token decoding, upstream reads), so each cached body kept a whole
  * slab alive; with 100,000 customers cached that was ~300 MB of RSS over a ~210 MB heap
  * (bench/RESULTS.md, memory). A string costs its length, and node:http writes it together with
- * the head in one write, as fast as head + Buffer (measured with wrk). Only `Age` changes between hits, and only once a second, so the header list is rebuilt
- * when the whole-second age changes rather than on every request.
+ * the head in one write, as fast as head + Buffer (measured with wrk). The header list of an
+ * answer is filled into a shared list (see OK_HEADERS) with memoised Age and Cache-Status texts,
+ * so a hit allocates nothing whatever the entry and whatever its age.
  */
 export class Representation {
   readonly body: string;
@@ -38,9 +69,6 @@ export class Representation {
   readonly expiresAtMs: number;
   /** The Vary field value (RFC 9110 section 12.5.5), or null for none. */
   readonly vary: string | null;
-  #age = -1;
-  #headers: (string | number)[] = [];
-  #notModifiedHeaders: (string | number)[] = [];
   /** Whole seconds of freshness from storedAtMs. */
   readonly lifetimeSeconds: number;
   /** May it answer once expired (the upstream did not forbid it; see cache-control.ts)? */
@@ -68,36 +96,33 @@ export class Representation {
     return age > 0 ? age : 0;
   }
 
-  #refresh(age: number): void {
-    const ageText = String(age);
-    // RFC 9211 section 2.4: ttl is the remaining freshness lifetime as this cache sees it.
-    const cacheStatus = hitStatus(this.lifetimeSeconds - age);
-    // Vary goes before the Cache-Status and X-Request-Id slots, which stay last (see above).
-    const vary = this.vary === null ? [] : ['Vary', this.vary];
-    this.#headers = [
-      'Content-Type', this.contentType,
-      'Cache-Control', this.cacheControl,
-      'ETag', this.etag,
-      'Age', ageText,
-      'Content-Length', this.byteLength,
-      ...vary,
-      'Cache-Status', cacheStatus,
-      'X-Request-Id', '',
-    ];
-    // A 304 carries the Vary a 200 would have (RFC 9110 section 15.4.5).
-    this.#notModifiedHeaders = ['Cache-Control', this.cacheControl, 'ETag', this.etag, 'Age', ageText, ...vary, 'Cache-Status', cacheStatus, 'X-Request-Id', ''];
-    this.#age = age;
-  }
-
-  /** Headers of a 200 answer at this age; the last slot is the request id's (see above). */
+  /**
+   * Headers of a 200 answer at this age, in a shared list (see OK_HEADERS) valid until the next
+   * call of headers() or notModifiedHeaders(); the last slot is the request id's.
+   */
   headers(age: number): (string | number)[] {
-    if (age !== this.#age) this.#refresh(age);
-    return this.#headers;
+    const ageValue = ageText(age);
+    const list = this.vary === null ? OK_HEADERS : OK_VARY_HEADERS;
+    list[1] = this.contentType;
+    list[3] = this.cacheControl;
+    list[5] = this.etag;
+    list[7] = ageValue;
+    list[9] = this.byteLength;
+    if (this.vary !== null) list[11] = this.vary;
+    // RFC 9211 section 2.4: ttl is the remaining freshness lifetime as this cache sees it.
+    list[list.length - CACHE_STATUS_SLOT_FROM_END] = hitText(this.lifetimeSeconds - age);
+    return list;
   }
 
-  /** Headers of a 304 answer at this age (RFC 9110 section 15.4.5). */
+  /** Headers of a 304 answer at this age (RFC 9110 section 15.4.5), in a shared list like headers(). */
   notModifiedHeaders(age: number): (string | number)[] {
-    if (age !== this.#age) this.#refresh(age);
-    return this.#notModifiedHeaders;
+    const ageValue = ageText(age);
+    const list = this.vary === null ? NOT_MODIFIED_HEADERS : NOT_MODIFIED_VARY_HEADERS;
+    list[1] = this.cacheControl;
+    list[3] = this.etag;
+    list[5] = ageValue;
+    if (this.vary !== null) list[7] = this.vary;
+    list[list.length - CACHE_STATUS_SLOT_FROM_END] = hitText(this.lifetimeSeconds - age);
+    return list;
   }
 }
