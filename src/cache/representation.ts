@@ -50,44 +50,99 @@ const NOT_MODIFIED_VARY_HEADERS = ['Cache-Control', '', 'ETag', '', 'Age', '', '
  * answer is filled into a shared list (see OK_HEADERS) with memoised Age and Cache-Status texts,
  * so a hit allocates nothing whatever the entry and whatever its age.
  */
+/**
+ * What many representations share: media type, Cache-Control, Vary, whether it may answer stale
+ * and its lifetime. Kept once per distinct combination (a handful in practice) instead of once per
+ * cached format: with 100,000 customers cached that was ~10 MB of fields and Cache-Control strings.
+ */
+class Form {
+  readonly contentType: string;
+  readonly cacheControl: string;
+  readonly vary: string | null;
+  readonly staleAllowed: boolean;
+  /** expiresAtMs - storedAtMs. */
+  readonly lifetimeMs: number;
+  readonly lifetimeSeconds: number;
+
+  constructor(contentType: string, cacheControl: string, vary: string | null, staleAllowed: boolean, lifetimeMs: number) {
+    this.contentType = contentType;
+    this.cacheControl = cacheControl;
+    this.vary = vary;
+    this.staleAllowed = staleAllowed;
+    this.lifetimeMs = lifetimeMs;
+    this.lifetimeSeconds = Math.round(lifetimeMs / 1000);
+  }
+}
+
+/** Distinct forms remembered for sharing; past this the table starts over (sharing is only a saving). */
+const MAX_FORMS = 1024;
+const forms = new Map<string, Form>();
+
+function formOf(contentType: string, cacheControl: string, vary: string | null, staleAllowed: boolean, lifetimeMs: number): Form {
+  const key = `${contentType}\u0000${cacheControl}\u0000${vary ?? ''}\u0000${vary === null ? 0 : 1}${staleAllowed ? 1 : 0}\u0000${lifetimeMs}`;
+  let form = forms.get(key);
+  if (form === undefined) {
+    if (forms.size >= MAX_FORMS) forms.clear();
+    form = new Form(contentType, cacheControl, vary, staleAllowed, lifetimeMs);
+    forms.set(key, form);
+  }
+  return form;
+}
+
 export class Representation {
   readonly body: string;
   /** The body's length in UTF-8 bytes (Content-Length). */
   readonly byteLength: number;
+  readonly etag: string;
+  /** When the representation was current at the origin, in ms (the upstream's Age is subtracted). */
+  readonly storedAtMs: number;
+  readonly #form: Form;
+
+  constructor(body: string, contentType: string, cacheControl: string, storedAtMs: number, expiresAtMs: number, vary: string | null = null, staleAllowed = true, etag?: string) {
+    this.body = body;
+    this.byteLength = Buffer.byteLength(body);
+    this.storedAtMs = storedAtMs;
+    this.#form = formOf(contentType, cacheControl, vary, staleAllowed, expiresAtMs - storedAtMs);
+    // Derived from the upstream's validator when it sent one (etag.ts), else a digest of the exact bytes.
+    this.etag = etag ?? bodyEtag(body);
+  }
+
   /**
    * How node:http turns the body into bytes: Latin-1 when every character is ASCII (then the
    * bytes are the same as UTF-8's, and Latin-1 is a plain copy where UTF-8 is an encoding pass:
-   * ~2% more throughput on `hot`, bench/RESULTS.md), else UTF-8.
+   * ~2% more throughput on `hot`, bench/RESULTS.md), else UTF-8. Any character past ASCII takes
+   * two or more UTF-8 bytes: equal lengths mean all ASCII.
    */
-  readonly encoding: 'latin1' | 'utf8';
-  readonly etag: string;
-  readonly contentType: string;
-  readonly cacheControl: string;
-  /** When the representation was current at the origin, in ms (the upstream's Age is subtracted). */
-  readonly storedAtMs: number;
-  /** End of freshness, in ms. */
-  readonly expiresAtMs: number;
-  /** The Vary field value (RFC 9110 section 12.5.5), or null for none. */
-  readonly vary: string | null;
-  /** Whole seconds of freshness from storedAtMs. */
-  readonly lifetimeSeconds: number;
-  /** May it answer once expired (the upstream did not forbid it; see cache-control.ts)? */
-  readonly staleAllowed: boolean;
+  get encoding(): 'latin1' | 'utf8' {
+    return this.byteLength === this.body.length ? 'latin1' : 'utf8';
+  }
 
-  constructor(body: string, contentType: string, cacheControl: string, storedAtMs: number, expiresAtMs: number, vary: string | null = null, staleAllowed = true, etag?: string) {
-    this.vary = vary;
-    this.staleAllowed = staleAllowed;
-    this.body = body;
-    this.byteLength = Buffer.byteLength(body);
-    // Any character past ASCII takes two or more UTF-8 bytes: equal lengths mean all ASCII.
-    this.encoding = this.byteLength === body.length ? 'latin1' : 'utf8';
-    this.contentType = contentType;
-    this.cacheControl = cacheControl;
-    this.storedAtMs = storedAtMs;
-    this.expiresAtMs = expiresAtMs;
-    this.lifetimeSeconds = Math.round((expiresAtMs - storedAtMs) / 1000);
-    // Derived from the upstream's validator when it sent one (etag.ts), else a digest of the exact bytes.
-    this.etag = etag ?? bodyEtag(body);
+  get contentType(): string {
+    return this.#form.contentType;
+  }
+
+  get cacheControl(): string {
+    return this.#form.cacheControl;
+  }
+
+  /** End of freshness, in ms. */
+  get expiresAtMs(): number {
+    return this.storedAtMs + this.#form.lifetimeMs;
+  }
+
+  /** The Vary field value (RFC 9110 section 12.5.5), or null for none. */
+  get vary(): string | null {
+    return this.#form.vary;
+  }
+
+  /** Whole seconds of freshness from storedAtMs. */
+  get lifetimeSeconds(): number {
+    return this.#form.lifetimeSeconds;
+  }
+
+  /** May it answer once expired (the upstream did not forbid it; see cache-control.ts)? */
+  get staleAllowed(): boolean {
+    return this.#form.staleAllowed;
   }
 
   /** Whole seconds since the representation was current at the origin (RFC 9111 section 5.1). */
@@ -101,28 +156,28 @@ export class Representation {
    * call of headers() or notModifiedHeaders(); the last slot is the request id's.
    */
   headers(age: number): (string | number)[] {
-    const ageValue = ageText(age);
-    const list = this.vary === null ? OK_HEADERS : OK_VARY_HEADERS;
-    list[1] = this.contentType;
-    list[3] = this.cacheControl;
+    const form = this.#form;
+    const list = form.vary === null ? OK_HEADERS : OK_VARY_HEADERS;
+    list[1] = form.contentType;
+    list[3] = form.cacheControl;
     list[5] = this.etag;
-    list[7] = ageValue;
+    list[7] = ageText(age);
     list[9] = this.byteLength;
-    if (this.vary !== null) list[11] = this.vary;
+    if (form.vary !== null) list[11] = form.vary;
     // RFC 9211 section 2.4: ttl is the remaining freshness lifetime as this cache sees it.
-    list[list.length - CACHE_STATUS_SLOT_FROM_END] = hitText(this.lifetimeSeconds - age);
+    list[list.length - CACHE_STATUS_SLOT_FROM_END] = hitText(form.lifetimeSeconds - age);
     return list;
   }
 
   /** Headers of a 304 answer at this age (RFC 9110 section 15.4.5), in a shared list like headers(). */
   notModifiedHeaders(age: number): (string | number)[] {
-    const ageValue = ageText(age);
-    const list = this.vary === null ? NOT_MODIFIED_HEADERS : NOT_MODIFIED_VARY_HEADERS;
-    list[1] = this.cacheControl;
+    const form = this.#form;
+    const list = form.vary === null ? NOT_MODIFIED_HEADERS : NOT_MODIFIED_VARY_HEADERS;
+    list[1] = form.cacheControl;
     list[3] = this.etag;
-    list[5] = ageValue;
-    if (this.vary !== null) list[7] = this.vary;
-    list[list.length - CACHE_STATUS_SLOT_FROM_END] = hitText(this.lifetimeSeconds - age);
+    list[5] = ageText(age);
+    if (form.vary !== null) list[7] = form.vary;
+    list[list.length - CACHE_STATUS_SLOT_FROM_END] = hitText(form.lifetimeSeconds - age);
     return list;
   }
 }

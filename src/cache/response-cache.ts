@@ -1,7 +1,7 @@
-import { LRUCache } from 'lru-cache';
 import type { CacheConfig } from '../config/types.ts';
 import type { CacheTally } from '../observability/metrics.ts';
 import type { CacheEntry } from './cache-entry.ts';
+import { GrowingLru } from './growing-lru.ts';
 
 /** The #dropped key that stands for "everything" (clear()); no path contains a NUL. */
 const ALL = '\u0000all';
@@ -22,7 +22,7 @@ const ENTRY_OVERHEAD_BYTES = 400;
  * indexed (pages and nested items), so the many top-level items cost the index nothing.
  */
 export class ResponseCache {
-  readonly #lru: LRUCache<string, CacheEntry>;
+  readonly #lru: GrowingLru<string, CacheEntry>;
   readonly #groups = new Map<string, Set<string>>();
   /**
    * When each key or group was last invalidated (a counter, not a clock), kept while loads that
@@ -38,8 +38,7 @@ export class ResponseCache {
 
   constructor(config: CacheConfig, tally: CacheTally = { hits: 0, misses: 0, stale: 0, evictions: 0 }) {
     this.tally = tally;
-    this.#lru = new LRUCache<string, CacheEntry>({
-      max: config.maxEntries,
+    this.#lru = new GrowingLru<string, CacheEntry>(config.maxEntries, {
       maxSize: config.maxBytes,
       sizeCalculation: (value, key) => value.byteLength + key.length * 2 + ENTRY_OVERHEAD_BYTES,
       dispose: (value, key, reason) => {
