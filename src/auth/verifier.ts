@@ -47,6 +47,11 @@ class VerifiedToken implements Principal {
     this.claims = claims;
   }
 
+  /** The token (for the cache key: a slice of this copy, not of the request's header). */
+  get token(): string {
+    return this.#token;
+  }
+
   /** Is this the principal of exactly this token? */
   of(token: string): boolean {
     return this.#token === token;
@@ -64,6 +69,15 @@ const KEY_CHARS = 16;
 
 function keyOf(token: string): string {
   return token.length > KEY_CHARS ? token.slice(-KEY_CHARS) : token;
+}
+
+/**
+ * The token as a string of its own. The one a request brings is a slice of its Authorization
+ * header: kept as is, it would keep "Bearer " and V8's slice object alive with it (~40 bytes more a
+ * cached token). Made once per verification (~0.5 µs beside ~90 µs of ES256).
+ */
+function ownCopy(token: string): string {
+  return Buffer.from(token, 'latin1').toString('latin1');
 }
 
 /** Distinct kept-scope sets remembered for sharing; past this the table starts over (it is only a saving). */
@@ -216,10 +230,10 @@ export class TokenVerifier {
     }
     this.tally.verified++;
     // jose does not check that `sub` is a string (RFC 7519 section 4.1.2 says it is): anything else is no subject.
-    const principal = new VerifiedToken(token, typeof payload.sub === 'string' ? payload.sub : undefined, this.#keptScopesOf(payload), (payload.exp ?? 0) * 1000, this.#claims.keep(payload));
+    const principal = new VerifiedToken(ownCopy(token), typeof payload.sub === 'string' ? payload.sub : undefined, this.#keptScopesOf(payload), (payload.exp ?? 0) * 1000, this.#claims.keep(payload));
     // Envoy's jwt_authn caches no token over 4 KB either: a few such tokens would crowd out many.
     if (principal.expiresAtMs > nowMs && token.length <= this.#maxTokenBytes) {
-      this.#cache.set(keyOf(token), principal, { size: entryBytes(token, principal) });
+      this.#cache.set(keyOf(principal.token), principal, { size: entryBytes(token, principal) });
     }
     return principal;
   }
