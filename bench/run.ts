@@ -48,7 +48,7 @@ async function main(): Promise<void> {
     const keys = makeKeys(dir);
     const hotToken = mint(keys, 'bench-user');
     const capturePath = join(dir, 'capture.json');
-    const start: StartContext = { upstreamUrl: upstream.url, publicKeyFile: keys.publicKeyFile, capturePath, accessLog: opts.accessLog };
+    const start: StartContext = { upstreamUrl: upstream.url, publicKeyFile: keys.publicKeyFile, capturePath, accessLog: opts.accessLog, workers: opts.workers };
     // The baseline's bytes, and the ETag for `conditional`, from a real hypergate cache hit.
     const first = await hypergate().start(start);
     const capture = await captureHit(`http://127.0.0.1:${first.port}${HOT_PATH}`, { ...ACCEPT, authorization: `Bearer ${hotToken}` }).finally(() => first.stop());
@@ -101,7 +101,8 @@ async function main(): Promise<void> {
       warmup: `${opts.warmSeconds}s`,
       rounds: opts.rounds,
       accessLog: opts.accessLog ? 'on' : 'off',
-      taskset: hasTaskset ? 'servers core 0, load core 1' : 'none',
+      ...(opts.workers > 1 ? { workers: opts.workers } : {}),
+      taskset: hasTaskset ? (opts.workers > 1 ? 'hypergate unpinned, other servers core 0, load core 1' : 'servers core 0, load core 1') : 'none',
       ...(opts.compare === null ? {} : { compare: opts.compare.join(', ') }),
     });
     const json = writeJson(opts.resultsDir, info, { reference, summary: rows, extras, records });
