@@ -15,7 +15,7 @@ import { makeKeys, mint } from './lib/jwt.ts';
 import { parseMarked } from './lib/load.ts';
 import { measure, type RunRecord } from './lib/measure.ts';
 import { USAGE, parseOptions } from './lib/options.ts';
-import { profileHot } from './lib/profile.ts';
+import { profiledScenario, profileHot } from './lib/profile.ts';
 import { collect, hasTaskset, nodeArgv, ROOT, SERVER_CORE, spawnPinned } from './lib/proc.ts';
 import { appendResults, mixedNotes, runInfo, summarise, table, writeJson } from './lib/report.ts';
 import { ACCEPT, HOT_PATH, SCENARIOS, type PrepareContext } from './lib/scenarios.ts';
@@ -58,6 +58,7 @@ async function main(): Promise<void> {
       publicKeyFile: keys.publicKeyFile,
       capturePath,
       accessLog: opts.accessLog,
+      workers: opts.workers,
       ...(shared === null ? {} : { redis: { url: shared.url, flush: async () => void (await shared.command('FLUSHALL')) } }),
     };
     // The baseline's bytes, and the ETag for `conditional`, from a real hypergate cache hit.
@@ -68,7 +69,7 @@ async function main(): Promise<void> {
     if (opts.profile) {
       const summary = await profileHot(opts, start, prep, dir);
       process.stdout.write(`${summary}\n`);
-      if (opts.record) appendResults(resolve(ROOT, 'bench/RESULTS.md'), runInfo(opts.tool, { profile: 'hot', connections: opts.connections, duration: `${opts.seconds}s` }), summary);
+      if (opts.record) appendResults(resolve(ROOT, 'bench/RESULTS.md'), runInfo(opts.tool, { profile: profiledScenario(opts), connections: opts.connections, duration: `${opts.seconds}s` }), summary);
       return;
     }
     const servers: ServerSpec[] = opts.compare === null ? opts.servers.map((n) => SERVERS[n] as ServerSpec) : [hypergate(), ...opts.compare.map((dir) => hypergate(checkoutName(dir), dir))];
@@ -114,7 +115,8 @@ async function main(): Promise<void> {
       warmup: `${opts.warmSeconds}s`,
       rounds: opts.rounds,
       accessLog: opts.accessLog ? 'on' : 'off',
-      taskset: hasTaskset ? 'servers core 0, load core 1' : 'none',
+      ...(opts.workers > 1 ? { workers: opts.workers } : {}),
+      taskset: hasTaskset ? (opts.workers > 1 ? 'hypergate unpinned, other servers core 0, load core 1' : 'servers core 0, load core 1') : 'none',
       ...(opts.compare === null ? {} : { compare: opts.compare.join(', ') }),
     });
     const json = writeJson(opts.resultsDir, info, { reference, summary: rows, extras, records });

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';
 import { httpGet } from './http.ts';
 import { parseMarked, runLoad, type LoadResult, type MixedCounts, type Tool } from './load.ts';
-import { collect, cpuMs, LOAD_CORE, nodeArgv, spawnPinned } from './proc.ts';
+import { collect, LOAD_CORE, nodeArgv, spawnPinned, treeCpuMs } from './proc.ts';
 import { FRESH_RATE_CAP, HERD_CONNECTIONS, type MixedLoad, type Prepared, type Sample } from './scenarios.ts';
 import type { ServerSpec, StartContext, Upstream } from './servers.ts';
 
@@ -54,7 +54,7 @@ async function checkSamples(url: string, samples: readonly Sample[], server: str
 }
 
 /** Sends every request of a list once (32 at a time): each token is verified and cached. */
-async function warmList(url: string, file: string, accept: Readonly<Record<string, string>>, server: string): Promise<void> {
+export async function warmList(url: string, file: string, accept: Readonly<Record<string, string>>, server: string): Promise<void> {
   const pool = new Pool(url, { connections: 32 });
   const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.length > 0);
   let next = 0;
@@ -94,10 +94,10 @@ export async function measure(scenario: string, spec: ServerSpec, prepared: Prep
     if ('listFile' in prepared.warm) await warmList(url, prepared.warm.listFile, prepared.load.headers, spec.name);
     else if (opts.warmSeconds > 0) await runLoad(opts.tool, url, prepared.warm.load, opts.connections, opts.warmSeconds);
     const pid = server.child.pid as number;
-    const cpuBefore = cpuMs(pid);
+    const cpuBefore = treeCpuMs(pid);
     const upstreamBefore = await upstream.count();
     const r = prepared.herd ? await runHerd(server.port, prepared) : prepared.mixed !== undefined ? await runMixed(server.port, prepared.mixed, opts) : await runLoad(opts.tool, url, prepared.load, opts.connections, opts.seconds);
-    const cpu = cpuMs(pid) - cpuBefore;
+    const cpu = treeCpuMs(pid) - cpuBefore;
     const upstreamRequests = (await upstream.count()) - upstreamBefore;
     const what = `${scenario}/${spec.name} round ${round}`;
     if (r.requests === 0) throw new Error(`${what}: no request was answered`);

@@ -15,13 +15,16 @@ export const USAGE = `usage: npm run bench -- [options]
   --rounds N          interleaved rounds; figures are their medians (default 3; --quick 1)
   --tool T            wrk or autocannon (default: wrk when installed)
   --access-log on|off hypergate's log.access (default on, as config/default.json has it)
+  --workers N         hypergate's server.workers (default 1); with more than one, hypergate runs
+                      unpinned (its workers share both cores with the load generator)
   --quick             a smoke run of a few seconds per run: checks the harness, never the speed
                       (implies --no-record)
   --no-record         do not append to bench/RESULTS.md
   --results-dir DIR   where the raw JSON goes (default bench/results)
   --compare DIR[,DIR] hypergate from this checkout against the one in each DIR, interleaved; the
                       first DIR is the reference of the ratios (default scenario: hot)
-  --profile           run hot against hypergate under node --cpu-prof; print the top frames
+  --profile           run one scenario (the first of --scenario, default hot) against hypergate
+                      under node --cpu-prof; print the top frames
   --help              this text`;
 
 export interface Options {
@@ -33,6 +36,8 @@ export interface Options {
   readonly rounds: number;
   readonly tool: Tool;
   readonly accessLog: boolean;
+  /** hypergate's server.workers. */
+  readonly workers: number;
   readonly quick: boolean;
   readonly record: boolean;
   readonly resultsDir: string;
@@ -60,7 +65,7 @@ function list(name: string, raw: string | true | undefined, known: readonly stri
 export function parseOptions(argv: readonly string[]): Options | null {
   const args = parseArgs(
     argv,
-    ['--scenario', '--servers', '--duration', '--warmup', '--connections', '--rounds', '--tool', '--access-log', '--results-dir', '--compare'],
+    ['--scenario', '--servers', '--duration', '--warmup', '--connections', '--rounds', '--tool', '--access-log', '--results-dir', '--compare', '--workers'],
     ['--quick', '--no-record', '--profile', '--help'],
   );
   if (args.has('--help')) return null;
@@ -81,6 +86,7 @@ export function parseOptions(argv: readonly string[]): Options | null {
     rounds: Math.round(positive('--rounds', args.get('--rounds'), quick ? 1 : 3)),
     tool,
     accessLog: accessLog === 'on',
+    workers: Math.round(positive('--workers', args.get('--workers'), 1)),
     quick,
     // A smoke run's figures mean nothing: never recorded.
     record: !quick && !args.has('--no-record'),

@@ -55,6 +55,17 @@ export function cpuMs(pid: number): number {
   }
 }
 
+/** cpuMs of a process and of its children (a cluster's workers), in ms. */
+export function treeCpuMs(pid: number): number {
+  let total = cpuMs(pid);
+  try {
+    for (const child of readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean)) total += treeCpuMs(Number(child));
+  } catch {
+    // Gone meanwhile, or no children file (not Linux): the process's own time only.
+  }
+  return total;
+}
+
 /** Resident set size of a process, in bytes (VmRSS), or NaN. */
 export function rssBytes(pid: number): number {
   try {

@@ -1,12 +1,14 @@
 /**
- * --profile: hypergate under `hot` with `node --cpu-prof`, and the top self-time frames of the
- * measured part of the profile, by function and place: where a cache hit's time goes.
+ * --profile: hypergate under one scenario (the first of --scenario; `hot` by default) with
+ * `node --cpu-prof`, and the top self-time frames of the measured part of the profile, by function
+ * and place: where a request's time goes.
  */
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { SourceMap, type SourceMapPayload, type SourceMapping } from 'node:module';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runLoad } from './load.ts';
+import { warmList } from './measure.ts';
 import type { Options } from './options.ts';
 import { ROOT } from './proc.ts';
 import { SCENARIOS, type PrepareContext, type Scenario } from './scenarios.ts';
@@ -98,7 +100,7 @@ export function framesTable(frames: readonly Frame[], requests?: number): string
 }
 
 /**
- * --profile: hot against hypergate under --cpu-prof (the profile is written when it exits on
+ * --profile: the scenario against hypergate under --cpu-prof (the profile is written when it exits on
  * SIGTERM); with --compare, then against each other checkout, so the lists of frames can be
  * read side by side in µs per request.
  */
@@ -112,10 +114,12 @@ export async function profileHot(opts: Options, start: StartContext, prep: Prepa
 
 async function profileOne(spec: ServerSpec, opts: Options, start: StartContext, prep: PrepareContext, profDir: string): Promise<string> {
   const ctx = { ...start, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] };
-  const prepared = (SCENARIOS.find((s) => s.name === 'hot') as Scenario).prepare(prep);
+  const name = profiledScenario(opts);
+  const prepared = (SCENARIOS.find((s) => s.name === name) as Scenario).prepare(prep);
   const server = await spec.start(ctx);
   const url = `http://127.0.0.1:${server.port}`;
-  if (opts.warmSeconds > 0) await runLoad(opts.tool, url, prepared.load, opts.connections, opts.warmSeconds);
+  if ('listFile' in prepared.warm) await warmList(url, prepared.warm.listFile, prepared.load.headers, spec.name);
+  else if (opts.warmSeconds > 0) await runLoad(opts.tool, url, prepared.warm.load, opts.connections, opts.warmSeconds);
   const fromUs = Number(process.hrtime.bigint() / 1000n);
   const load = await runLoad(opts.tool, url, prepared.load, opts.connections, opts.seconds);
   const toUs = Number(process.hrtime.bigint() / 1000n);
@@ -125,9 +129,14 @@ async function profileOne(spec: ServerSpec, opts: Options, start: StartContext, 
   const { frames, busyMs, idleMs } = topFrames(join(profDir, file), 30, { fromUs, toUs });
   mkdirSync(opts.resultsDir, { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  copyFileSync(join(profDir, file), join(opts.resultsDir, `hot-${spec.name.replace(/[^\w.-]/g, '_')}-${stamp}.cpuprofile`));
+  copyFileSync(join(profDir, file), join(opts.resultsDir, `${name}-${spec.name.replace(/[^\w.-]/g, '_')}-${stamp}.cpuprofile`));
   const busyUsPerRequest = (busyMs * 1000) / Math.max(1, load.requests);
-  const summary = `CPU profile of ${spec.name} under hot (${opts.tool}, ${opts.connections} connections, ${opts.seconds} s after ${opts.warmSeconds} s of warm-up; samples of the measured part only): ${load.requests} requests, busy ${busyMs.toFixed(0)} ms (${busyUsPerRequest.toFixed(2)} µs a request), idle ${idleMs.toFixed(0)} ms. Top self-time frames:\n\n${framesTable(frames, load.requests)}\n`;
+  const summary = `CPU profile of ${spec.name} under ${name} (${opts.tool}, ${opts.connections} connections, ${opts.seconds} s after ${opts.warmSeconds} s of warm-up; samples of the measured part only): ${load.requests} requests, busy ${busyMs.toFixed(0)} ms (${busyUsPerRequest.toFixed(2)} µs a request), idle ${idleMs.toFixed(0)} ms. Top self-time frames:\n\n${framesTable(frames, load.requests)}\n`;
   writeFileSync(join(opts.resultsDir, `profile-${spec.name.replace(/[^\w.-]/g, '_')}-${stamp}.md`), summary);
   return summary;
+}
+
+/** The scenario --profile runs: the first of --scenario (hot when none is named). */
+export function profiledScenario(opts: Options): string {
+  return opts.scenarios[0] ?? 'hot';
 }

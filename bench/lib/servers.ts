@@ -21,6 +21,8 @@ export interface StartContext {
   readonly nodeFlags?: readonly string[];
   /** The Redis `hypergate-redis` shares (started by run.ts only when that server is measured); emptied before each run. */
   readonly redis?: { readonly url: string; flush(): Promise<void> };
+  /** hypergate's server.workers (1 when absent); more than one runs unpinned. */
+  readonly workers?: number;
 }
 
 export interface RunningServer {
@@ -42,11 +44,11 @@ interface Launch {
   readonly cwd?: string;
 }
 
-async function launch(name: string, how: (port: number) => Launch): Promise<RunningServer> {
+async function launch(name: string, how: (port: number) => Launch, core: number | null = SERVER_CORE): Promise<RunningServer> {
   const port = await freePort();
   const { argv, env = process.env, cwd } = how(port);
   // stdout (hypergate's access log) goes to /dev/null: written, as in production, never read.
-  const child = spawnPinned(SERVER_CORE, argv, { env, stdio: ['ignore', 'ignore', 'pipe'], ...(cwd === undefined ? {} : { cwd }) });
+  const child = spawnPinned(core, argv, { env, stdio: ['ignore', 'ignore', 'pipe'], ...(cwd === undefined ? {} : { cwd }) });
   try {
     await waitListening(child, port, name);
   } catch (err) {
@@ -83,10 +85,11 @@ export function hypergate(name = 'hypergate', root = resolve(import.meta.dirname
           HYPERGATE_AUTH_ISSUER: ISSUER,
           HYPERGATE_AUTH_AUDIENCE: AUDIENCE,
           HYPERGATE_LOG_ACCESS: String(ctx.accessLog),
+          HYPERGATE_SERVER_WORKERS: String(ctx.workers ?? 1),
           ...extraEnv,
         },
         cwd: root,
-      }));
+      }), (ctx.workers ?? 1) > 1 ? null : SERVER_CORE);
     },
   };
 }

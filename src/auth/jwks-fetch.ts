@@ -1,4 +1,5 @@
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { undici } from '../upstream/undici.ts';
 import type { JwksFetchResult } from '../observability/metrics.ts';
 
 /** Why a key set could not be had. Always the key server's failure, never the client's (503, not 401). */
@@ -50,7 +51,7 @@ export async function fetchJwksJson(url: string, options: JwksFetchOptions): Pro
     controller.abort();
   }, options.timeoutMs);
   try {
-    const res = await request(url, {
+    const res = await undici().request(url, {
       method: 'GET',
       headers: { accept: 'application/jwk-set+json, application/json' },
       signal: controller.signal,

@@ -1,5 +1,5 @@
 import { errors, jwtVerify, type JWTPayload } from 'jose';
-import { LRUCache } from 'lru-cache';
+import { GrowingLru } from '../cache/growing-lru.ts';
 import type { Clock } from '../clock.ts';
 import type { AuthConfig } from '../config/types.ts';
 import { HgError } from '../errors.ts';
@@ -27,10 +27,35 @@ export interface Principal {
   readonly claims: readonly ClaimValue[];
 }
 
-/** A verified token: the whole token, so a lookup by its tail still compares all of it. */
-interface CachedToken {
-  readonly token: string;
-  readonly principal: Principal;
+/**
+ * A verified token as the cache keeps it: the principal itself, with the whole token (private: a
+ * principal shows only what the gateway reads) so a lookup by its tail still compares all of it.
+ * One object per token, ~40 bytes less than a token beside a principal.
+ */
+class VerifiedToken implements Principal {
+  readonly subject: string | undefined;
+  readonly scopes: ReadonlySet<string>;
+  readonly expiresAtMs: number;
+  readonly claims: readonly ClaimValue[];
+  readonly #token: string;
+
+  constructor(token: string, subject: string | undefined, scopes: ReadonlySet<string>, expiresAtMs: number, claims: readonly ClaimValue[]) {
+    this.#token = token;
+    this.subject = subject;
+    this.scopes = scopes;
+    this.expiresAtMs = expiresAtMs;
+    this.claims = claims;
+  }
+
+  /** The token (for the cache key: a slice of this copy, not of the request's header). */
+  get token(): string {
+    return this.#token;
+  }
+
+  /** Is this the principal of exactly this token? */
+  of(token: string): boolean {
+    return this.#token === token;
+  }
 }
 
 /**
@@ -44,6 +69,15 @@ const KEY_CHARS = 16;
 
 function keyOf(token: string): string {
   return token.length > KEY_CHARS ? token.slice(-KEY_CHARS) : token;
+}
+
+/**
+ * The token as a string of its own. The one a request brings is a slice of its Authorization
+ * header: kept as is, it would keep "Bearer " and V8's slice object alive with it (~40 bytes more a
+ * cached token). Made once per verification (~0.5 µs beside ~90 µs of ES256).
+ */
+function ownCopy(token: string): string {
+  return Buffer.from(token, 'latin1').toString('latin1');
 }
 
 /** Distinct kept-scope sets remembered for sharing; past this the table starts over (it is only a saving). */
@@ -97,7 +131,7 @@ function describeJoseFailure(err: unknown): string {
 export class TokenVerifier {
   readonly #keys: KeySource;
   readonly #clock: Clock;
-  readonly #cache: LRUCache<string, CachedToken>;
+  readonly #cache: GrowingLru<string, VerifiedToken>;
   readonly #options: Parameters<typeof jwtVerify>[2] & object;
   readonly #claims: ClaimTable;
   readonly #keptScopes: readonly string[];
@@ -112,7 +146,7 @@ export class TokenVerifier {
     this.tally = tally;
     this.#keys = keys;
     this.#clock = clock;
-    this.#cache = new LRUCache<string, CachedToken>({ max: auth.tokenCacheMaxEntries, maxSize: auth.tokenCacheMaxBytes });
+    this.#cache = new GrowingLru<string, VerifiedToken>(auth.tokenCacheMaxEntries, { maxSize: auth.tokenCacheMaxBytes });
     this.#claims = claims;
     this.#keptScopes = [...new Set(keptScopes)];
     this.#maxTokenBytes = auth.tokenCacheMaxTokenBytes;
@@ -137,9 +171,8 @@ export class TokenVerifier {
   /** The hot path: a token verified before and not yet expired. No crypto, no promise. */
   cached(token: string): Principal | undefined {
     const key = keyOf(token);
-    const entry = this.#cache.get(key);
-    if (entry === undefined || entry.token !== token) return undefined;
-    const { principal } = entry;
+    const principal = this.#cache.get(key);
+    if (principal === undefined || !principal.of(token)) return undefined;
     if (principal.expiresAtMs > this.#clock.now()) {
       this.tally.cacheHits++;
       return principal;
@@ -196,16 +229,11 @@ export class TokenVerifier {
       throw invalidToken(describeJoseFailure(err), err);
     }
     this.tally.verified++;
-    const principal: Principal = {
-      // jose does not check that `sub` is a string (RFC 7519 section 4.1.2 says it is): anything else is no subject.
-      subject: typeof payload.sub === 'string' ? payload.sub : undefined,
-      scopes: this.#keptScopesOf(payload),
-      expiresAtMs: (payload.exp ?? 0) * 1000,
-      claims: this.#claims.keep(payload),
-    };
+    // jose does not check that `sub` is a string (RFC 7519 section 4.1.2 says it is): anything else is no subject.
+    const principal = new VerifiedToken(ownCopy(token), typeof payload.sub === 'string' ? payload.sub : undefined, this.#keptScopesOf(payload), (payload.exp ?? 0) * 1000, this.#claims.keep(payload));
     // Envoy's jwt_authn caches no token over 4 KB either: a few such tokens would crowd out many.
     if (principal.expiresAtMs > nowMs && token.length <= this.#maxTokenBytes) {
-      this.#cache.set(keyOf(token), { token, principal }, { size: entryBytes(token, principal) });
+      this.#cache.set(keyOf(principal.token), principal, { size: entryBytes(token, principal) });
     }
     return principal;
   }

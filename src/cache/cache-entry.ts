@@ -23,6 +23,9 @@ export function etagFor(validator: Validator | null, index: number): string | un
  * costs nothing), or, for a cached 404, none at all. `groups` are the invalidation groups the
  * path belongs to (its collection, the items it lies below): a write or purge drops a group at once.
  */
+/** The groups of an entry that belongs to none (most items): one array for all of them. */
+const NO_GROUPS: readonly string[] = Object.freeze([]);
+
 export class CacheEntry {
   /** Rendered bodies by index in FORMATS; empty for a cached absence (the upstream's 404). */
   readonly variants: readonly (Representation | undefined)[];
@@ -43,7 +46,7 @@ export class CacheEntry {
     this.storedAtMs = freshness.storedAtMs;
     this.expiresAtMs = freshness.expiresAtMs;
     this.staleAllowed = freshness.staleAllowed;
-    this.groups = groups;
+    this.groups = groups.length === 0 ? NO_GROUPS : groups;
     this.embeddedRel = embeddedRel;
     let bytes = 0;
     for (const variant of variants) bytes += variant === undefined ? 0 : variant.byteLength;

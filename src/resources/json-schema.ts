@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import type { FieldError } from '../errors.ts';
 
 /** A body validator: the failing fields, none when the body is valid. */
@@ -11,6 +12,15 @@ export interface SchemaValidators {
   readonly patch: BodyValidator;
   /** The schema as written, for the OpenAPI document. */
   readonly schema: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Ajv, loaded the first time a resource declares a schema: a gateway without one (the default
+ * config) never loads it, ~2 MB of RSS at start (bench/RESULTS.md, memory).
+ */
+function loadAjv(): typeof Ajv2020 {
+  const require = createRequire(import.meta.url);
+  return (require('ajv/dist/2020.js') as { Ajv2020: typeof Ajv2020 }).Ajv2020;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -62,7 +72,7 @@ export function compileSchemaFile(file: string): SchemaValidators {
     throw new Error(`${file} is not valid JSON`);
   }
   if (!isObject(schema)) throw new Error(`${file} is not a JSON Schema object`);
-  const ajv = new Ajv2020({ allErrors: true, strict: true });
+  const ajv = new (loadAjv())({ allErrors: true, strict: true });
   try {
     return { whole: validatorOf(ajv.compile(schema)), patch: validatorOf(ajv.compile(patchSchema(schema))), schema };
   } catch (err) {

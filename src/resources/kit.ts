@@ -50,18 +50,15 @@ export interface Source {
 
 /**
  * Writes a representation: 304 when If-None-Match matches, else 200 (no body for HEAD).
- * `cacheStatus` replaces the hit's RFC 9211 Cache-Status (a miss, a stale answer); a hit writes
- * the shared header list with only the request id put in its slot.
+ * `cacheStatus` replaces the hit's RFC 9211 Cache-Status (a miss, a stale answer).
  */
 export function writeRepresentation(req: IncomingMessage, res: HgResponse, rep: Representation, nowMs: number, cacheStatus?: string): void {
   const age = rep.ageAt(nowMs);
   const ifNoneMatch = req.headers['if-none-match'];
   const notModified = ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, rep.etag);
-  let headers = notModified ? rep.notModifiedHeaders(age) : rep.headers(age);
-  if (cacheStatus !== undefined) {
-    headers = headers.slice();
-    headers[headers.length - CACHE_STATUS_SLOT_FROM_END] = cacheStatus;
-  }
+  // A shared list (representation.ts): filled here, copied by writeHead before anything else fills it.
+  const headers = notModified ? rep.notModifiedHeaders(age) : rep.headers(age);
+  if (cacheStatus !== undefined) headers[headers.length - CACHE_STATUS_SLOT_FROM_END] = cacheStatus;
   headers[headers.length - 1] = res.requestId;
   if (notModified) {
     res.writeHead(304, headers);

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher, Pool } from 'undici';
 import type { ClaimTable } from '../auth/claims.ts';
 import { headerValueOf } from '../config/service-checks.ts';
 import type { UpstreamConfig } from '../config/types.ts';
@@ -9,6 +9,7 @@ import { systemClock, type Clock } from '../clock.ts';
 import { CircuitBreaker, PROBE } from './breaker.ts';
 import type { UpstreamCall } from './call.ts';
 import { freshnessOf, type UpstreamFreshness } from './cache-control.ts';
+import { undici } from './undici.ts';
 
 /**
  * An upstream answer as the resource layer sees it: the decoded body, its freshness and its
@@ -119,7 +120,9 @@ function unavailable(waitMs: number, who: string): HgError {
  * upstream is down.
  */
 export class UpstreamClient {
-  readonly #pool: Pool;
+  /** Made on the first request (undici loads then: see undici.ts). */
+  #pooled: Pool | null = null;
+  readonly #poolOptions: Pool.Options;
   readonly #basePath: string;
   readonly #timeoutMs: number;
 
@@ -162,14 +165,19 @@ export class UpstreamClient {
     this.#basePath = base.pathname.replace(/\/+$/, '');
     this.#timeoutMs = config.timeoutMs;
     this.#maxBytes = config.maxResponseBytes;
-    this.#pool = new Pool(base.origin, {
+    this.#poolOptions = {
       connections: config.connections,
       pipelining: 1,
       keepAliveTimeout: 4000, // 4 s idle, under Node's 5 s server default so we close first
       connect: { timeout: config.timeoutMs },
       headersTimeout: config.timeoutMs,
       bodyTimeout: config.timeoutMs,
-    });
+    };
+  }
+
+  get #pool(): Pool {
+    this.#pooled ??= new (undici().Pool)(this.origin, this.#poolOptions);
+    return this.#pooled;
   }
 
   /**
@@ -358,6 +366,6 @@ export class UpstreamClient {
   }
 
   close(): Promise<void> {
-    return this.#pool.close();
+    return this.#pooled === null ? Promise.resolve() : this.#pooled.close();
   }
 }
