@@ -12,11 +12,35 @@ import type { PrimaryMessage, WorkerMessage } from './messages.ts';
 import { pidFileProblem, writePidFile } from './pid-file.ts';
 import { rereader, type ConfigSource } from './reload.ts';
 
+/**
+ * The scopes of the dev banner's token: every resource's read scope, and the write scope of each
+ * that takes writes, so a first try can read and change what the config declares (the key is a
+ * local dev key; a real key source never gets here).
+ */
+function devScope(config: Config): string {
+  const scopes = new Set([config.auth.requiredScope]);
+  for (const [name, resource] of Object.entries(config.resources)) {
+    scopes.add(resource.scope ?? config.auth.requiredScope);
+    if (resource.methods.some((m) => m !== 'GET')) scopes.add(resource.writeScope ?? `${name}:write`);
+  }
+  return [...scopes].join(' ');
+}
+
 async function printDevBanner(gateway: Gateway, baseUrl: string): Promise<void> {
   const keys = gateway.keySource.devKeys;
   if (keys === undefined) return;
   const { auth } = gateway.config;
-  const token = await mintDevToken(keys, { sub: 'dev-user', scope: auth.requiredScope, ttlSeconds: 3600, issuer: auth.issuer, audience: auth.audience });
+  const token = await mintDevToken(keys, { sub: 'dev-user', scope: devScope(gateway.config), ttlSeconds: 3600, issuer: auth.issuer, audience: auth.audience });
+  const customers = gateway.config.resources['customers'];
+  // With the shipped resource table customers take PATCH (RFC 7396) and need If-Match; `*` matches whatever is current.
+  const change = customers?.methods.includes('PATCH') === true
+    ? [
+        '  Change it (JSON merge patch; If-Match: * accepts whatever version is current):',
+        '',
+        `  curl -i -X PATCH -H 'Authorization: Bearer ${token}' -H 'Content-Type: application/merge-patch+json' -H 'If-Match: *' -d '{"status":"active"}' ${baseUrl}/api/customers/42`,
+        '',
+      ]
+    : [];
   process.stderr.write(
     [
       '',
@@ -27,6 +51,7 @@ async function printDevBanner(gateway: Gateway, baseUrl: string): Promise<void> 
       '',
       `  curl -i -H 'Authorization: Bearer ${token}' ${baseUrl}/api/customers/42`,
       '',
+      ...change,
       '',
     ].join('\n'),
   );

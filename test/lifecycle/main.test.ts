@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, describe, test } from 'node:test';
-import { bearer, get } from '../helpers/gateway.ts';
+import { bearer, get, send } from '../helpers/gateway.ts';
 import { makeKey, signToken } from '../helpers/keys.ts';
 import { ROOT, spawnGateway } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -41,6 +41,25 @@ describe('the hypergate process', () => {
     const body = res.json() as { id: number; name: string; status: string; links: { self: string } };
     assert.equal(body.id, 42);
     assert.equal(body.links.self, '/api/customers/42');
+  });
+
+  test('the dev banner prints a PATCH its token may make, and that PATCH changes the customer', async (t) => {
+    const gw = spawnGateway(['--config', configFile('dev-write.json', { server: { port: 0 }, auth: { devKeyDir } })]);
+    t.after(() => gw.child.kill('SIGKILL'));
+    const port = await gw.listening;
+    await waitFor(() => /-X PATCH/.test(gw.stderr()), 'the PATCH example in the dev banner');
+    const line = gw.stderr().split('\n').find((l) => l.includes('-X PATCH')) ?? '';
+    const token = /Authorization: Bearer ([A-Za-z0-9._-]+)/.exec(line)?.[1];
+    assert.ok(token, line);
+    assert.match(line, /If-Match: \*/);
+    assert.match(line, /application\/merge-patch\+json/);
+    const body = /-d '([^']+)'/.exec(line)?.[1];
+    assert.equal(body, '{"status":"active"}');
+    const url = `http://127.0.0.1:${port}/api/customers/42`;
+    const res = await send(url, 'PATCH', { ...bearer(token), 'content-type': 'application/merge-patch+json', 'if-match': '*' }, body);
+    assert.equal(res.status, 200, res.text);
+    assert.equal((res.json() as { status: string }).status, 'active');
+    assert.equal(((await get(url, bearer(token))).json() as { status: string }).status, 'active');
   });
 
   test('npm run token mints a dev token the running gateway accepts', async (t) => {
