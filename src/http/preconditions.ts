@@ -13,6 +13,28 @@ const EMPTY_ITEMS = /[ \t]*(?:,[ \t]*)*/y;
 export type IfMatch = '*' | readonly string[];
 
 /**
+ * The entity-tags of a list (RFC 9110 section 8.8.3: If-Match, If-None-Match), split by quoted
+ * tags, not by commas: a comma inside the quotes belongs to the tag. Null when the text is not such
+ * a list (or lists no tag).
+ */
+export function entityTags(text: string): string[] | null {
+  const tags: string[] = [];
+  let at = 0;
+  while (at < text.length) {
+    EMPTY_ITEMS.lastIndex = at;
+    EMPTY_ITEMS.exec(text);
+    at = EMPTY_ITEMS.lastIndex;
+    if (at === text.length) break;
+    ENTITY_TAG_ITEM.lastIndex = at;
+    const item = ENTITY_TAG_ITEM.exec(text);
+    if (item === null) return null;
+    tags.push(item[1] as string);
+    at = ENTITY_TAG_ITEM.lastIndex;
+  }
+  return tags.length === 0 ? null : tags;
+}
+
+/**
  * Parses If-Match (RFC 9110 section 13.1.1): "*" or a comma-separated list of entity-tags; a value
  * that is neither is a 400 (RFC 9110 leaves it to the server; guessing would risk a lost update).
  */
@@ -20,22 +42,8 @@ export function parseIfMatch(header: string | undefined): IfMatch | null {
   if (header === undefined) return null;
   const trimmed = header.trim();
   if (trimmed === '*') return '*';
-  const invalid = (): HgError => new HgError('HG_ERR_BAD_REQUEST', { detail: 'If-Match must be "*" or a list of entity-tags ("..." or W/"...").' });
-  // Split by quoted tags, not by commas: a comma inside the quotes belongs to the tag.
-  const tags: string[] = [];
-  let at = 0;
-  while (at < trimmed.length) {
-    EMPTY_ITEMS.lastIndex = at;
-    EMPTY_ITEMS.exec(trimmed);
-    at = EMPTY_ITEMS.lastIndex;
-    if (at === trimmed.length) break;
-    ENTITY_TAG_ITEM.lastIndex = at;
-    const item = ENTITY_TAG_ITEM.exec(trimmed);
-    if (item === null) throw invalid();
-    tags.push(item[1] as string);
-    at = ENTITY_TAG_ITEM.lastIndex;
-  }
-  if (tags.length === 0) throw invalid();
+  const tags = entityTags(trimmed);
+  if (tags === null) throw new HgError('HG_ERR_BAD_REQUEST', { detail: 'If-Match must be "*" or a list of entity-tags ("..." or W/"...").' });
   return tags;
 }
 

@@ -11,6 +11,11 @@ describe('ifNoneMatchMatches', () => {
     assert.equal(ifNoneMatchMatches('W/"a"', '"a"'), true);
     assert.equal(ifNoneMatchMatches(' * ', '"a"'), true);
   });
+  test('splits a list by its quoted tags, so a tag holding a comma matches (RFC 9110 etagc)', () => {
+    assert.equal(ifNoneMatchMatches('"x", "v1,2.abc"', '"v1,2.abc"'), true);
+    assert.equal(ifNoneMatchMatches('"x",W/"v1,2.abc"', '"v1,2.abc"'), true);
+    assert.equal(ifNoneMatchMatches('"v1", "2.abc"', '"v1,2.abc"'), false);
+  });
   test('does not match other tags or an unquoted value', () => {
     assert.equal(ifNoneMatchMatches('"b"', '"a"'), false);
     assert.equal(ifNoneMatchMatches('a', '"a"'), false);

@@ -160,6 +160,15 @@ describe('writes through the gateway', () => {
       assert.equal(fx.upstream.headersSeen.at(-1)?.['if-match'], '"v1,3"');
     });
 
+    test('an ETag holding a comma is matched by If-None-Match inside a list: 304, not a 200 re-sent', async () => {
+      fx.upstream.on('GET /customers/25', { kind: 'json', body: { id: 25, name: 'Comma', status: 'active' }, headers: { etag: '"v1,2"' } });
+      const etag = String((await get(url('/api/customers/25'), reader)).headers['etag']);
+      assert.match(etag, /^"v1,2\./);
+      const res = await get(url('/api/customers/25'), { ...reader, 'if-none-match': `"other", ${etag}` });
+      assert.equal(res.status, 304);
+      assert.equal(res.headers['etag'], etag);
+    });
+
     test('a digest ETag (an upstream without validators) is checked against the current item; another is 412 before the write is sent', async () => {
       const read = await get(url('/api/customers/22'), reader);
       const etag = String(read.headers['etag']);
