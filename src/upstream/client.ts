@@ -122,6 +122,8 @@ function unavailable(waitMs: number, who: string): HgError {
 export class UpstreamClient {
   /** Made on the first request (undici loads then: see undici.ts). */
   #pooled: Pool | null = null;
+  /** close() was called: no pool may be made after it (one made then would never be closed). */
+  #closed = false;
   readonly #poolOptions: Pool.Options;
   readonly #basePath: string;
   readonly #timeoutMs: number;
@@ -176,7 +178,14 @@ export class UpstreamClient {
   }
 
   get #pool(): Pool {
-    this.#pooled ??= new (undici().Pool)(this.origin, this.#poolOptions);
+    return this.#pooled ?? this.#open();
+  }
+
+  /** The pool, on the first request; refused once closed, as a closed pool refuses (mapped to a 502). */
+  #open(): Pool {
+    const { Pool: PoolClass, errors } = undici();
+    if (this.#closed) throw new errors.ClientClosedError();
+    this.#pooled = new PoolClass(this.origin, this.#poolOptions);
     return this.#pooled;
   }
 
@@ -366,6 +375,7 @@ export class UpstreamClient {
   }
 
   close(): Promise<void> {
+    this.#closed = true;
     return this.#pooled === null ? Promise.resolve() : this.#pooled.close();
   }
 }
