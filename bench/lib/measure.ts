@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';
-import { httpGet } from './http.ts';
+import { header, httpGet } from './http.ts';
 import { parseMarked, runLoad, type LoadResult, type MixedCounts, type Tool } from './load.ts';
 import { collect, LOAD_CORE, nodeArgv, spawnPinned, treeCpuMs } from './proc.ts';
 import { FRESH_RATE_CAP, HERD_CONNECTIONS, type MixedLoad, type Prepared, type Sample } from './scenarios.ts';
@@ -86,10 +86,21 @@ async function runMixed(port: number, load: MixedLoad, opts: RunOptions): Promis
   return parseMarked<LoadResult>(await collect(child, 'mixed driver', (opts.seconds + 60) * 1000), 'mixed driver');
 }
 
-export async function measure(scenario: string, spec: ServerSpec, prepared: Prepared, ctx: StartContext, upstream: Upstream, opts: RunOptions, round: number): Promise<RunRecord> {
+/** `prepared` with its If-None-Match set to this server's current ETag of the load's path (Prepared.ownEtag). */
+async function withOwnEtag(url: string, prepared: Prepared, server: string): Promise<Prepared> {
+  const { 'if-none-match': _, ...plain } = prepared.load.headers;
+  const answer = await httpGet(url + prepared.load.path, plain);
+  const etag = header(answer, 'etag');
+  if (answer.status !== 200 || etag === undefined) throw new Error(`${server}: GET ${prepared.load.path} answered ${answer.status} without the ETag the scenario needs`);
+  const load = { ...prepared.load, headers: { ...plain, 'if-none-match': etag } };
+  return { ...prepared, load, samples: prepared.samples.map((s) => ({ ...s, headers: load.headers })), warm: 'load' in prepared.warm ? { load } : prepared.warm };
+}
+
+export async function measure(scenario: string, spec: ServerSpec, given: Prepared, ctx: StartContext, upstream: Upstream, opts: RunOptions, round: number): Promise<RunRecord> {
   const server = await spec.start(ctx);
   try {
     const url = `http://127.0.0.1:${server.port}`;
+    const prepared = given.ownEtag === true ? await withOwnEtag(url, given, spec.name) : given;
     await checkSamples(url, prepared.samples, spec.name);
     if ('listFile' in prepared.warm) await warmList(url, prepared.warm.listFile, prepared.load.headers, spec.name);
     else if (opts.warmSeconds > 0) await runLoad(opts.tool, url, prepared.warm.load, opts.connections, opts.warmSeconds);
