@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { Redis, type RedisOptions } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis, RedisOptions } from 'ioredis';
 import type { Clock } from '../clock.ts';
 import { redactUrl } from '../config/redact.ts';
 import type { RedisConfig } from '../config/types.ts';
@@ -7,6 +8,19 @@ import type { Logger } from '../observability/logger.ts';
 import { CircuitBreaker, PROBE } from '../upstream/breaker.ts';
 import type { RedisMetrics } from './redis-metrics.ts';
 import { SCRIPTS, type LuaScript } from './scripts.ts';
+
+type IoRedis = typeof import('ioredis');
+let loaded: IoRedis | null = null;
+
+/**
+ * ioredis, loaded when a link to Redis is made (redis.url set), not at start: importing it is
+ * ~18 MB of resident memory a gateway without Redis never needs (issue 13, item 2). ioredis is a
+ * CommonJS package, so it loads synchronously.
+ */
+function ioredis(): IoRedis {
+  loaded ??= createRequire(import.meta.url)('ioredis') as IoRedis;
+  return loaded;
+}
 
 /**
  * Why a Redis call gave no answer: it ran past its deadline, the connection is not up, the
@@ -205,7 +219,7 @@ export class RedisLink {
       // most of a tier hit's CPU in a profile) is shared by many requests.
       enableAutoPipelining: true,
     };
-    const client = new Redis(config.url as string, options);
+    const client = new (ioredis().Redis)(config.url as string, options);
     client.on('ready', () => {
       this.#reported = false;
       this.#logger.info(`redis connected: ${this.#where}`, { event: 'redis', up: true });
