@@ -9,7 +9,7 @@ const ENTITY_TAG_ITEM = /[ \t]*((?:W\/)?"[\x21\x23-\x7e\x80-\xff]*")[ \t]*(?:,|$
 /** Empty list elements (RFC 9110 section 5.6.1: a recipient accepts them), before or between tags. */
 const EMPTY_ITEMS = /[ \t]*(?:,[ \t]*)*/y;
 
-/** If-Match as a client sent it: any current representation (`*`), or a list of entity-tags. */
+/** If-Match as a client sent it, either any current representation (`*`), or a list of entity-tags. */
 export type IfMatch = '*' | readonly string[];
 
 /**

@@ -1,6 +1,6 @@
 import { sampleCustomer } from './data.ts';
 
-/** A customer record as the sample service keeps it: any JSON fields, with its id. */
+/** A customer record as the sample service keeps it, with any JSON fields and its id. */
 export type CustomerRecord = Readonly<Record<string, unknown>> & { readonly id: number };
 
 /** One changed customer: its record (null once deleted) and its version. */

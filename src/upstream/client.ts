@@ -331,7 +331,7 @@ export class UpstreamClient {
     };
   }
 
-  /** A write's answer: any status comes back; a JSON body (up to maxResponseBytes) is parsed, any other is dropped. */
+  /** A write's answer, whatever its status; a JSON body (up to maxResponseBytes) is parsed, any other is dropped. */
   async #write(path: string, headers: Record<string, string>, write: WriteRequest, signal: AbortSignal, seen: Attempt): Promise<WriteResult> {
     const res = await this.#pool.request({ path: this.#basePath + path, method: write.method, headers, body: write.body, signal });
     seen.status = res.statusCode;
