@@ -1,4 +1,5 @@
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { GrowingLru } from '../cache/growing-lru.ts';
 import type { Clock } from '../clock.ts';
 import type { RateLimitConfig } from '../config/types.ts';
 import { HgError } from '../errors.ts';
@@ -72,8 +73,8 @@ export class RateLimiter implements Limiter {
     this.#perSecond = perSecond;
     this.#burst = config.burst;
     this.#clock = clock;
-    this.#subjects = new LRUCache<string, Bucket>({ max: config.maxKeys });
-    this.#addresses = new LRUCache<string, Bucket>({ max: config.maxKeys });
+    this.#subjects = new GrowingLru<string, Bucket>(config.maxKeys);
+    this.#addresses = new GrowingLru<string, Bucket>(config.maxKeys);
     this.#policy = rateLimitPolicy(config.burst, perSecond);
   }
 

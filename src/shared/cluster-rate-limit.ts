@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache';
+import { GrowingLru } from '../cache/growing-lru.ts';
 import type { Clock } from '../clock.ts';
 import type { HgError } from '../errors.ts';
 import { RateLimiter, rateLimitPolicy, rateLimited, type BucketConfig, type Limiter } from '../http/rate-limit.ts';
@@ -24,7 +24,7 @@ export class ClusterRateLimiter implements Limiter {
   readonly #burst: number;
   readonly #policy: string;
   /** Refused buckets: until when (this clock, ms) they stay refused. */
-  readonly #refused: LRUCache<string, number>;
+  readonly #refused: GrowingLru<string, number>;
 
   static create(config: BucketConfig, link: RedisLink, metrics: RedisMetrics, clock: Clock): ClusterRateLimiter | null {
     const local = RateLimiter.create(config, clock);
@@ -40,7 +40,7 @@ export class ClusterRateLimiter implements Limiter {
     this.#intervalUs = 1_000_000 / perSecond;
     this.#burst = config.burst;
     this.#policy = rateLimitPolicy(config.burst, perSecond);
-    this.#refused = new LRUCache<string, number>({ max: config.maxKeys });
+    this.#refused = new GrowingLru<string, number>(config.maxKeys);
   }
 
   take(subject: string | undefined, address: string | undefined): HgError | null | Promise<HgError | null> {

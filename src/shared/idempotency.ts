@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache';
+import { GrowingLru } from '../cache/growing-lru.ts';
 import type { Clock } from '../clock.ts';
 
 /** The final answer of an idempotent request, as it is replayed (draft-ietf-httpapi-idempotency-key-header section 2.6). */
@@ -57,14 +57,13 @@ function recordBytes(id: string, record: MemoryRecord): number {
  * grow the process without bound), each record with its TTL.
  */
 export class MemoryIdempotencyStore implements IdempotencyStore {
-  readonly #records: LRUCache<string, MemoryRecord>;
+  readonly #records: GrowingLru<string, MemoryRecord>;
   readonly #leaseMs: number;
 
   constructor(limits: { readonly maxEntries: number; readonly maxBytes: number }, leaseMs: number, clock: Clock) {
     this.#leaseMs = leaseMs;
     // TTLs run on the injected clock, so tests move time instead of sleeping.
-    this.#records = new LRUCache<string, MemoryRecord>({
-      max: limits.maxEntries,
+    this.#records = new GrowingLru<string, MemoryRecord>(limits.maxEntries, {
       maxSize: limits.maxBytes,
       sizeCalculation: (record, id) => recordBytes(id, record),
       ttlAutopurge: false,
