@@ -17,13 +17,20 @@ export interface RouteDef {
   readonly doc?: RouteDoc;
   /** The handler reads a request body (writes); every other route refuses one with 413 unread. */
   readonly acceptsBody?: boolean;
+  /**
+   * Does this concrete path fit the route's parameter types? A path the pattern matches but whose
+   * segments do not fit (`/api/customers/abc` for an integer id) is no resource: its handler
+   * answers 404, and OPTIONS and other methods must too, not 204 or 405 with an Allow. Absent: any
+   * path the pattern matches fits.
+   */
+  readonly fits?: (path: string) => boolean;
 }
 
 /** A readable resource answers GET and HEAD with one handler and one description. */
-export function getAndHead(path: string, handler: RouteHandler, doc: RouteDoc): RouteDef[] {
+export function getAndHead(path: string, handler: RouteHandler, doc: RouteDoc, fits?: (path: string) => boolean): RouteDef[] {
   return [
-    { method: 'GET', path, handler, doc },
-    { method: 'HEAD', path, handler, doc },
+    { method: 'GET', path, handler, doc, ...(fits === undefined ? {} : { fits }) },
+    { method: 'HEAD', path, handler, doc, ...(fits === undefined ? {} : { fits }) },
   ];
 }
 
@@ -34,6 +41,7 @@ export interface RouteEntry {
   readonly handler: RouteHandler;
   readonly routeIndex: number;
   readonly acceptsBody: boolean;
+  readonly fits: ((path: string) => boolean) | undefined;
 }
 
 export interface Router {
@@ -53,20 +61,25 @@ export function createRouter(routes: readonly RouteDef[], stats?: RequestStats):
   const fmw = FindMyWay({ caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 100 });
   for (const route of routes) {
     // Metrics are labelled by pattern, never by the concrete path: bounded label values.
-    const stored: RouteEntry = { handler: route.handler, routeIndex: stats?.routeIndex(route.path) ?? UNMATCHED_ROUTE, acceptsBody: route.acceptsBody === true };
+    const stored: RouteEntry = { handler: route.handler, routeIndex: stats?.routeIndex(route.path) ?? UNMATCHED_ROUTE, acceptsBody: route.acceptsBody === true, fits: route.fits };
     fmw.on(route.method, route.path, () => {}, stored);
   }
   const lookup = (method: string, path: string): RouteEntry | null => {
     const found = fmw.find(method as RouteMethod, path);
     return found === null ? null : (found.store as RouteEntry);
   };
+  /** The entry for this method when the path also fits its parameter types (the 405 and OPTIONS paths only). */
+  const fitting = (method: RouteMethod, path: string): RouteEntry | null => {
+    const entry = lookup(method, path);
+    return entry === null || (entry.fits !== undefined && !entry.fits(path)) ? null : entry;
+  };
   return {
     lookup,
     match: (method, path) => lookup(method, path)?.handler ?? null,
-    allowedMethods: (path) => ALL_METHODS.filter((m) => lookup(m, path) !== null),
+    allowedMethods: (path) => ALL_METHODS.filter((m) => fitting(m, path) !== null),
     routeIndexAt: (path) => {
       for (const method of ALL_METHODS) {
-        const entry = lookup(method, path);
+        const entry = fitting(method, path);
         if (entry !== null) return entry.routeIndex;
       }
       return UNMATCHED_ROUTE;

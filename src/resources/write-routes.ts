@@ -357,10 +357,12 @@ export function writeRoutes(table: ResourceTable, deps: WriteDeps): RouteDef[] {
     const suffixes = suffixesOf(r, deps.kit);
     const add = (method: WriteMethod, collection: CompiledCollection | null): void => {
       const op: WriteOp = { r, method, collection, suffixes };
-      const route = (collection === null ? r.item : collection.path).route;
+      const template = collection === null ? r.item : collection.path;
+      const types = collection === null ? r.types : collection.types;
       routes.push({
         method: method as RouteMethod,
-        path: route,
+        path: template.route,
+        fits: (path) => template.match(path, types, []),
         handler: (req, res, path) => write(op, deps, req, res, path),
         acceptsBody: method !== 'DELETE',
         doc: writeDocs(r, method, collection, deps.access),

@@ -64,6 +64,14 @@ describe('CORS with an allow-list', () => {
     const res = await get(`${fx.gw.url}/nowhere`, preflight(APP), 'OPTIONS');
     assert.equal(res.status, 404);
   });
+
+  test('a preflight for a path whose id does not fit its type is the 404 its GET gets, with no methods granted', async () => {
+    for (const path of ['/api/customers/abc', '/api/customers/0', '/api/customers/1/orders/x']) {
+      const res = await get(`${fx.gw.url}${path}`, preflight(APP), 'OPTIONS');
+      assert.equal(res.status, 404, path);
+      assert.equal(res.headers['access-control-allow-methods'], undefined, path);
+    }
+  });
 });
 
 describe('CORS with "*"', () => {

@@ -42,6 +42,18 @@ describe('hostile input: methods and Accept', () => {
     assert.equal(answer.headers['allow'], undefined);
   });
 
+  // A segment that does not fit its parameter's type is no resource, whatever the method: GET
+  // says 404, so OPTIONS, PUT or DELETE must not advertise methods for it (204/405 with an Allow).
+  for (const path of ['/api/customers/abc', '/api/customers/0', '/api/customers/01', '/api/customers/abc/orders', '/api/customers/1/orders/x']) {
+    for (const method of ['OPTIONS', 'PUT', 'DELETE', 'POST', 'TRACE']) {
+      test(`${method} ${path} is 404 like its GET, without Allow`, async () => {
+        const answer = await rawAnswer(w.fx.gw.port, `${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${w.token}\r\nConnection: close\r\n\r\n`);
+        assertProblem(answer, { status: 404, code: 'HG_ERR_ROUTE_NOT_FOUND' });
+        assert.equal(answer.headers['allow'], undefined);
+      });
+    }
+  }
+
   const notAcceptable = { status: 406, code: 'HG_ERR_NOT_ACCEPTABLE' } as const;
   // [name, path, Accept]
   const refused: Array<[string, string, string]> = [
