@@ -35,7 +35,7 @@ export class CacheEntry {
   readonly groups: readonly string[];
   /** The relation of embedded items (HAL needs it; plain JSON does not carry it); null for an item. */
   readonly embeddedRel: string | null;
-  /** Body bytes held, for cache.maxBytes. */
+  /** Bytes its bodies hold in memory (Representation.heldBytes), for cache.maxBytes. */
   readonly byteLength: number;
   /** The upstream's validator of this version, or null (then ETags are digests of the bodies). */
   readonly validator: Validator | null;
@@ -49,7 +49,7 @@ export class CacheEntry {
     this.groups = groups.length === 0 ? NO_GROUPS : groups;
     this.embeddedRel = embeddedRel;
     let bytes = 0;
-    for (const variant of variants) bytes += variant === undefined ? 0 : variant.byteLength;
+    for (const variant of variants) bytes += variant === undefined ? 0 : variant.heldBytes;
     this.byteLength = bytes;
   }
 

@@ -1,4 +1,5 @@
 import { bodyEtag } from './etag.ts';
+import { heldBytes } from './held-bytes.ts';
 import { hitStatus } from '../http/cache-status.ts';
 
 export type HeaderList = readonly (string | number)[];
@@ -93,6 +94,8 @@ export class Representation {
   readonly body: string;
   /** The body's length in UTF-8 bytes (Content-Length). */
   readonly byteLength: number;
+  /** What the body holds in memory (held-bytes.ts), for cache.maxBytes. */
+  readonly heldBytes: number;
   readonly etag: string;
   /** When the representation was current at the origin, in ms (the upstream's Age is subtracted). */
   readonly storedAtMs: number;
@@ -101,6 +104,7 @@ export class Representation {
   constructor(body: string, contentType: string, cacheControl: string, storedAtMs: number, expiresAtMs: number, vary: string | null = null, staleAllowed = true, etag?: string) {
     this.body = body;
     this.byteLength = Buffer.byteLength(body);
+    this.heldBytes = heldBytes(body, this.byteLength);
     this.storedAtMs = storedAtMs;
     this.#form = formOf(contentType, cacheControl, vary, staleAllowed, expiresAtMs - storedAtMs);
     // Derived from the upstream's validator when it sent one (etag.ts), else a digest of the exact bytes.

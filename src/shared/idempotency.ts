@@ -1,4 +1,5 @@
 import { GrowingLru } from '../cache/growing-lru.ts';
+import { heldBytes } from '../cache/held-bytes.ts';
 import type { Clock } from '../clock.ts';
 
 /** The final answer of an idempotent request, as it is replayed (draft-ietf-httpapi-idempotency-key-header section 2.6). */
@@ -48,7 +49,7 @@ function recordBytes(id: string, record: MemoryRecord): number {
   if (answer === null) return RECORD_OVERHEAD_BYTES + id.length;
   let headers = 0;
   for (const name in answer.headers) headers += name.length + (answer.headers[name] as string).length;
-  return RECORD_OVERHEAD_BYTES + id.length + headers + Buffer.byteLength(answer.body);
+  return RECORD_OVERHEAD_BYTES + id.length + headers + heldBytes(answer.body, Buffer.byteLength(answer.body));
 }
 
 /**
