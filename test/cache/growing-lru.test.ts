@@ -10,13 +10,17 @@ import { systemClock } from '../../src/clock.ts';
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-/** Heap bytes still held after `make` returns (kept alive until measured). */
+/** Bytes of heap and of array buffers (typed arrays live outside the heap) still held after `make` returns. */
 function heapHeldBy(make: () => unknown): number {
+  const used = (): number => {
+    const m = process.memoryUsage();
+    return m.heapUsed + m.arrayBuffers;
+  };
   gc();
-  const before = process.memoryUsage().heapUsed;
+  const before = used();
   const kept = make();
   gc();
-  const held = process.memoryUsage().heapUsed - before;
+  const held = used() - before;
   assert.ok(kept !== undefined);
   return held;
 }
@@ -44,18 +48,25 @@ describe('GrowingLru: bounded LRUs that take memory as they fill, not up front',
     assert.equal(lru.size, 4, 'small entries stop at the count bound');
   });
 
-  test('entries with a TTL expire without preallocated TTL arrays', () => {
+  test('entries with a TTL expire, and the TTL arrays grow with the entries, not with the bound', () => {
     let now = 1000;
     const lru = new GrowingLru<string, number>(10, { ttlAutopurge: false, ttlResolution: 0, perf: { now: () => now } });
     lru.set('a', 1, { ttl: 50 });
     assert.equal(lru.get('a'), 1);
     now += 51;
     assert.equal(lru.get('a'), undefined);
+    const held = heapHeldBy(() => new GrowingLru<string, number>(1_000_000, { ttlAutopurge: false }).set('a', 1, { ttl: 50 }));
+    assert.ok(held < 2 ** 20, `held ${held} bytes after one entry with a TTL (lru-cache sized by max takes 16 MB more for them)`);
   });
 
-  test('a bound of a million entries costs well under a megabyte until entries come (a preallocating LRU holds ~36 MB)', () => {
+  test('a bound of a million entries costs well under a megabyte until entries come (a preallocating LRU holds ~28 MB)', () => {
     const held = heapHeldBy(() => new GrowingLru<string, number>(1_000_000));
     assert.ok(held < 2 ** 20, `held ${held} bytes`);
+  });
+
+  test('without maxSize every entry weighs 1: a size given to set() is refused, as it would break the count bound', () => {
+    const lru = new GrowingLru<string, number>(3);
+    assert.throws(() => lru.set('a', 1, { size: 3 }), TypeError);
   });
 
   test('the idempotency store and the rate limiter, at a million entries each, take nothing up front either', () => {

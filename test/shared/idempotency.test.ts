@@ -80,6 +80,18 @@ describe('idempotency records in memory: bounds', () => {
     assert.equal((await store.begin('alice', 'big9', 'f', 60)).state, 'completed', 'the newest is kept');
     assert.equal((await store.begin('alice', 'big0', 'f', 60)).state, 'new', 'the oldest went first');
   });
+
+  it('counts an answer with a character past U+00FF at the two bytes a character it holds in memory', async () => {
+    const charged = async (body: string): Promise<number> => {
+      const store = new MemoryIdempotencyStore({ maxEntries: 10, maxBytes: 1 << 20 }, 5000, clock);
+      await store.begin('alice', 'k', 'f', 60);
+      await store.complete('alice', 'k', 'f', { ...ANSWER, body }, 60);
+      return store.bytes;
+    };
+    const ascii = `{"name":"${'a'.repeat(1000)}"}`;
+    const wide = `{"name":"${'a'.repeat(999)}Ω"}`;
+    assert.equal((await charged(wide)) - (await charged(ascii)), wide.length);
+  });
 });
 
 // In Redis: two gateways' stores (two connections), as two instances would use them.
