@@ -33,10 +33,19 @@ function isUnreserved(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 45 || c === 46 || c === 95 || c === 126;
 }
 
-/** A "string" parameter: 1 to 64 unreserved characters, taken exactly as sent. */
+/**
+ * "." and "..": dot-segments (RFC 3986 section 5.2.4). As a value they would build an upstream path
+ * that any normalising upstream or proxy reads as another resource ("/v2/shops/../products/x" is
+ * "/v2/products/x"), one the declaration never named.
+ */
+export function isDotSegment(segment: string): boolean {
+  return segment === '.' || segment === '..';
+}
+
+/** A "string" parameter: 1 to 64 unreserved characters, taken exactly as sent, and not a dot-segment. */
 export function parseStringParam(segment: string): string | null {
   const length = segment.length;
-  if (length === 0 || length > MAX_STRING_PARAM) return null;
+  if (length === 0 || length > MAX_STRING_PARAM || isDotSegment(segment)) return null;
   for (let i = 0; i < length; i++) if (!isUnreserved(segment.charCodeAt(i))) return null;
   return segment;
 }
@@ -63,12 +72,12 @@ export function paramFromValue(type: ParamType, value: unknown): ParamValue | nu
 export function paramSchema(type: ParamType): Readonly<Record<string, unknown>> {
   return type === 'integer'
     ? { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER }
-    : { type: 'string', minLength: 1, maxLength: MAX_STRING_PARAM, pattern: '^[A-Za-z0-9._~-]+$' };
+    : { type: 'string', minLength: 1, maxLength: MAX_STRING_PARAM, pattern: '^(?!\\.\\.?$)[A-Za-z0-9._~-]+$' };
 }
 
 /** What a parameter of this type accepts, in words (OpenAPI descriptions, README). */
 export function paramRule(type: ParamType): string {
   return type === 'integer'
     ? 'Digits only, no sign or leading zero, 1 to 2^53-1; any other spelling is 404.'
-    : `1 to ${MAX_STRING_PARAM} of the characters A-Z a-z 0-9 - . _ ~, compared exactly; any other spelling is 404.`;
+    : `1 to ${MAX_STRING_PARAM} of the characters A-Z a-z 0-9 - . _ ~, compared exactly, but not "." or ".."; any other spelling is 404.`;
 }

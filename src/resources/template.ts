@@ -1,4 +1,4 @@
-import { parseParam, type ParamType, type ParamValue } from './params.ts';
+import { isDotSegment, parseParam, type ParamType, type ParamValue } from './params.ts';
 
 /** A template's literal segments: what an operator may write between parameters. */
 const LITERAL_SEGMENT = /^[A-Za-z0-9._~-]+$/;
@@ -38,6 +38,8 @@ export class PathTemplate {
         return `"${segment}": a parameter is a whole segment, {name}, with a name of letters, digits and _`;
       } else if (!LITERAL_SEGMENT.test(segment)) {
         return segment === '' ? 'empty segment (a doubled or trailing "/")' : `"${segment}": literal segments use only A-Z a-z 0-9 - . _ ~`;
+      } else if (isDotSegment(segment)) {
+        return `"${segment}": a dot-segment, which clients and upstreams remove from a path (RFC 3986 section 5.2.4)`;
       }
     }
     return null;

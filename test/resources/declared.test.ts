@@ -3,7 +3,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get, problemOf } from '../helpers/gateway.ts';
-import { assertProblem } from '../helpers/hostile.ts';
+import { assertProblem, rawAnswer } from '../helpers/hostile.ts';
 import { startTestUpstream, type TestUpstream } from '../helpers/upstream.ts';
 
 /** A product catalogue on its own service, declared only here: nothing in src/ names it. */
@@ -108,6 +108,16 @@ describe('a resource declared only in config', () => {
       assertProblem(await read(path), { status: 404, code: 'HG_ERR_ROUTE_NOT_FOUND' });
     }
     assert.deepEqual(catalogue.paths, ['/v2/shops/acme/products/SKU-1']);
+  });
+
+  test('"." and ".." are no string id: a 404 that never reaches the service, whose path a normaliser would rewrite', async () => {
+    // Sent raw: an HTTP client library would remove the dot-segments before sending.
+    const anyShop = await fx.token({ claims: { sub: 'ops', scope: 'customers:read catalogue:read customers:read:any' } });
+    for (const path of ['/api/shops/../products/sku-1', '/api/shops/acme/products/..', '/api/shops/acme/products/.', '/api/shops/./products', '/api/shops/../products']) {
+      const answer = await rawAnswer(fx.gw.port, `GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${anyShop}\r\nConnection: close\r\n\r\n`);
+      assertProblem(answer, { status: 404, code: 'HG_ERR_ROUTE_NOT_FOUND' });
+    }
+    assert.deepEqual(catalogue.paths, []);
   });
 
   test('a record the service does not have is the resource\'s own 404 problem', async () => {

@@ -25,7 +25,7 @@ describe('path templates', () => {
   });
 
   test('build from values, and match what they built (property)', () => {
-    const segment = fc.stringMatching(/^[A-Za-z0-9._~-]{1,64}$/);
+    const segment = fc.stringMatching(/^[A-Za-z0-9._~-]{1,64}$/).filter((s) => s !== '.' && s !== '..');
     fc.assert(
       fc.property(fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }), segment, (n, s) => {
         const t = PathTemplate.parse('/shops/{shop}/items/{n}');
@@ -41,13 +41,17 @@ describe('path templates', () => {
     assert.equal(PathTemplate.problem('/a//b'), 'empty segment (a doubled or trailing "/")');
     assert.equal(PathTemplate.problem('/a/{x}/{x}'), 'the parameter {x} appears twice');
     assert.equal(PathTemplate.problem('/a/b:c'), '"b:c": literal segments use only A-Z a-z 0-9 - . _ ~');
+    assert.match(PathTemplate.problem('/api/../x/{id}') ?? '', /^"\.\.": a dot-segment/);
+    assert.match(PathTemplate.problem('/api/./x') ?? '', /^"\.": a dot-segment/);
+    assert.equal(PathTemplate.problem('/api/.well-known/{id}'), null, 'a segment that only starts with a dot is literal text');
   });
 });
 
 describe('parameter values', () => {
   test('string parameters: 1 to 64 unreserved characters, nothing decoded', () => {
     assert.equal(parseStringParam('a-b.c_d~1'), 'a-b.c_d~1');
-    for (const bad of ['', 'a%2D', 'a b', 'a/b', 'é', 'x'.repeat(65)]) assert.equal(parseStringParam(bad), null, bad);
+    for (const bad of ['', 'a%2D', 'a b', 'a/b', 'é', 'x'.repeat(65), '.', '..']) assert.equal(parseStringParam(bad), null, bad);
+    assert.equal(parseStringParam('...'), '...', 'three dots are no dot-segment');
   });
 
   test('record values as parameters: a number or the canonical digits for integers; strings of the allowed characters', () => {
