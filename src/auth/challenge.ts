@@ -36,11 +36,12 @@ export function insufficientScope(scope: string): HgError {
 }
 
 /**
- * The token is bound to another customer (auth.ownerClaim) and lacks the scope that lifts the
- * binding. Same challenge as insufficient_scope, since that scope is what would help.
+ * The token is bound to another owner (the resource's owner rule: "its own customer", `noun`) and
+ * lacks the scope that lifts the binding. Same challenge as insufficient_scope, since that scope is what would help.
  */
-export function notOwner(readAnyScope: string): HgError {
+export function notOwner(readAnyScope: string, noun: string): HgError {
   return new HgError('HG_ERR_NOT_OWNER', {
+    detail: `This token may read only its own ${noun}.`,
     headers: { 'WWW-Authenticate': `${REALM}, error="insufficient_scope", scope="${quoted(readAnyScope)}"` },
   });
 }

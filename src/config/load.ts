@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { describeValue } from './describe.ts';
 import { applyEnv } from './env.ts';
 import { CONFIG_SCHEMA, type Rule } from './schema.ts';
 import type { Config } from './types.ts';
@@ -87,6 +88,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
   if (options.file !== undefined) {
     const file = resolve(options.file);
     const fromFile = readJsonFile(file);
+    if (!isTree(fromFile)) throw new ConfigError([`--config ${file}: expected a JSON object of sections ({"upstream": {...}, "auth": {...}}), got ${describeValue(fromFile, { kind: 'section', keys: {} })}`]);
     resolvePaths(fromFile, dirname(file));
     merged = mergeConfig(defaults, fromFile) as Tree;
   }

@@ -44,11 +44,17 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
   if (item !== null && params.length === 0) problems.push(`${at}.path: an item path needs a parameter (its last one names the item)`);
   for (const param of params) if (r.params[param] === undefined) problems.push(`${at}.params.${param}: the path parameter {${param}} has no type ("integer" or "string")`);
   for (const param of Object.keys(r.params)) if (item !== null && !params.includes(param)) problems.push(`${at}.params.${param}: not a parameter of ${at}.path`);
-  paramsWithin(template(r.upstream, `${at}.upstream`, problems), params, `${at}.upstream`, `${at}.path`, problems);
+  const upstream = template(r.upstream, `${at}.upstream`, problems);
+  paramsWithin(upstream, params, `${at}.upstream`, `${at}.path`, problems);
+  const itemParam = params[params.length - 1];
+  // Without the item's own parameter every item would be read from one and the same upstream path
+  // (said only when no unknown name is, which is the likelier slip: {skuu} for {sku}).
+  if (upstream !== null && itemParam !== undefined && !upstream.params.includes(itemParam) && upstream.params.every((p) => params.includes(p))) problems.push(`${at}.upstream: must name the item's own parameter {${itemParam}} (else every item reads the same upstream path)`);
   if (!servicesOf(config).has(r.service)) problems.push(`${at}.service: "${r.service}" is not a declared service ("upstream" or a key of upstreams)`);
   pointer(r.record, `${at}.record`, problems);
   for (const key of ['fields', 'exposeFields'] as const) {
     for (const field of r[key]) if (RESERVED_FIELDS.has(field)) problems.push(`${at}.${key}: "${field}" is always part of the representation or reserved`);
+    for (const field of new Set(r[key].filter((f, i) => r[key].indexOf(f) !== i))) problems.push(`${at}.${key}: "${field}" is listed more than once`);
   }
   for (const field of r.exposeFields) if (r.fields.includes(field)) problems.push(`${at}.exposeFields: "${field}" is already in ${at}.fields`);
   for (const field of Object.keys(r.fieldTypes)) {

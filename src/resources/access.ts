@@ -49,8 +49,8 @@ export class Access {
     if (owner === null) return principal;
     const value = values[owner.param] as ParamValue;
     const type = r.types[owner.param] as ParamType;
-    if (principal instanceof Promise) return principal.then((p) => this.#requireOwner(p, owner.claim, type, value));
-    return this.#requireOwner(principal, owner.claim, type, value);
+    if (principal instanceof Promise) return principal.then((p) => this.#requireOwner(p, owner, type, value));
+    return this.#requireOwner(principal, owner, type, value);
   }
 
   /** The resource's scope, plus the owner rule on the collection's path or auth.readAnyScope when the path lacks the owner parameter. */
@@ -61,7 +61,7 @@ export class Access {
     if (owner === null || c === null) return principal;
     const check = (p: Principal): Principal => {
       if (c.ownerParam === -1) return this.#requireReadAny(p);
-      return this.#requireOwner(p, owner.claim, c.types[c.ownerParam] as ParamType, values[c.ownerParam] as ParamValue);
+      return this.#requireOwner(p, owner, c.types[c.ownerParam] as ParamType, values[c.ownerParam] as ParamValue);
     };
     return principal instanceof Promise ? principal.then(check) : check(principal);
   }
@@ -76,9 +76,9 @@ export class Access {
     if (owner === null) return principal;
     const c = r.collection;
     const check = (p: Principal): Principal => {
-      if (!onCollection) return this.#requireOwner(p, owner.claim, r.types[owner.param] as ParamType, values[owner.param] as ParamValue);
+      if (!onCollection) return this.#requireOwner(p, owner, r.types[owner.param] as ParamType, values[owner.param] as ParamValue);
       if (c === null || c.ownerParam === -1) return this.#requireReadAny(p);
-      return this.#requireOwner(p, owner.claim, c.types[c.ownerParam] as ParamType, values[c.ownerParam] as ParamValue);
+      return this.#requireOwner(p, owner, c.types[c.ownerParam] as ParamType, values[c.ownerParam] as ParamValue);
     };
     return principal instanceof Promise ? principal.then(check) : check(principal);
   }
@@ -94,10 +94,10 @@ export class Access {
     return principal;
   }
 
-  #requireOwner(principal: Principal, claim: number, type: ParamType, value: ParamValue): Principal {
+  #requireOwner(principal: Principal, owner: NonNullable<CompiledResource['owner']>, type: ParamType, value: ParamValue): Principal {
     if (principal.scopes.has(this.#readAny)) return principal;
     // The claim may be a JSON number or a string of the canonical spelling; nothing else matches.
-    if (paramFromValue(type, principal.claims[claim]) === value) return principal;
-    throw notOwner(this.#readAny);
+    if (paramFromValue(type, principal.claims[owner.claim]) === value) return principal;
+    throw notOwner(this.#readAny, owner.noun);
   }
 }

@@ -92,8 +92,8 @@ export interface CompiledResource {
   readonly exposeFields: readonly string[];
   readonly links: readonly CompiledLink[];
   readonly scope: string;
-  /** The owner rule: the claim's index in the ClaimTable and the parameter's index in the item path. */
-  readonly owner: { readonly claim: number; readonly param: number } | null;
+  /** The owner rule: the claim's index in the ClaimTable, the parameter's index in the item path, and what it owns in words (ownerNoun). */
+  readonly owner: { readonly claim: number; readonly param: number; readonly noun: string } | null;
   readonly maxAgeSeconds: number;
   readonly collection: CompiledCollection | null;
   /** Methods it takes (GET means GET and HEAD). */
@@ -125,6 +125,17 @@ export interface ResourceTable {
 }
 
 const capitalized = (word: string): string => word.charAt(0).toUpperCase() + word.slice(1);
+
+/**
+ * What an owner rule binds a token to, for its 403: the item itself when the rule is on the item's
+ * own parameter ("its own customer"), else the parameter's name without an id suffix ("customerId":
+ * "its own customer"; "shop": "its own shop").
+ */
+function ownerNoun(param: string, params: readonly string[], singular: string): string {
+  if (param === params[params.length - 1]) return singular;
+  const bare = param.replace(/_?id$/i, '');
+  return bare === '' ? param : bare;
+}
 
 /** The problem identity of "no such <singular>": customer-not-found, Customer Not Found, HG_ERR_CUSTOMER_NOT_FOUND. */
 export function notFoundIdentity(singular: string): ProblemIdentity {
@@ -196,7 +207,7 @@ function compileOne(name: string, r: ResourceConfig, config: Config, services: U
   const parent = known.find((k) => k.template.shape === parentShape)?.singular;
   const detail = `No ${singular} exists with this ${params[params.length - 1]}${parent === undefined ? '' : ` for this ${parent}`}.`;
   const ownerClaim = r.owner === null ? null : (r.owner.claim ?? config.auth.ownerClaim);
-  const owner = r.owner === null || ownerClaim === null ? null : { claim: claims.indexOf(ownerClaim), param: params.indexOf(r.owner.param) };
+  const owner = r.owner === null || ownerClaim === null ? null : { claim: claims.indexOf(ownerClaim), param: params.indexOf(r.owner.param), noun: ownerNoun(r.owner.param, params, singular) };
   const groupsOf = (projections: readonly Projection[]) => (values: readonly ParamValue[]): string[] => projections.map((p) => BELOW + p.build(values));
   let collection: CompiledCollection | null = null;
   let collectionOfItem: Projection | null = null;

@@ -3,8 +3,16 @@ import { HgError, type FieldError } from '../errors.ts';
 import type { CompiledResource } from './compile.ts';
 import { paramFromValue, type ParamType, type ParamValue } from './params.ts';
 
-/** Strict UTF-8 (RFC 8259 section 8.1): an invalid sequence is a malformed body, not U+FFFD. */
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+/**
+ * Strict UTF-8 (RFC 8259 section 8.1): an invalid sequence is a malformed body, not U+FFFD. A byte
+ * order mark is kept (`ignoreBOM`), so JSON.parse refuses it: the upstream gets the body's bytes as
+ * they came, and a body checked without its BOM would be sent with it.
+ */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function startsWithBom(bytes: Buffer): boolean {
+  return bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+}
 
 /** A path parameter a body may name but not change: its name, type and the request's value. */
 export interface FixedField {
@@ -16,7 +24,8 @@ export interface FixedField {
 function unprocessable(errors: FieldError[]): HgError {
   const named = errors.map((e) => (e.pointer === '' || e.pointer === '/' ? e.detail : `${e.pointer.slice(1)} ${e.detail}`));
   // RFC 9457 section 3.2: the failing fields as an extension member, each with a JSON pointer into the body.
-  return new HgError('HG_ERR_UNPROCESSABLE', { detail: `The request body cannot be applied: ${named.join('; ')}.`, extensions: { errors: errors.map((e) => ({ pointer: e.pointer, detail: e.detail })) } });
+  const list = named.join('; ');
+  return new HgError('HG_ERR_UNPROCESSABLE', { detail: `The request body cannot be applied: ${list.endsWith('.') ? list : `${list}.`}`, extensions: { errors: errors.map((e) => ({ pointer: e.pointer, detail: e.detail })) } });
 }
 
 /** RFC 6901 escaping of one member name, for the pointers of field errors. */
@@ -36,9 +45,10 @@ export function checkBody(r: CompiledResource, bytes: Buffer, patch: boolean, fi
   try {
     value = JSON.parse(utf8.decode(bytes));
   } catch {
-    throw new HgError('HG_ERR_INVALID_BODY', { detail: 'The request body is not valid JSON (UTF-8, RFC 8259).' });
+    const detail = startsWithBom(bytes) ? 'The request body starts with a byte order mark, which JSON sent over a network must not (RFC 8259 section 8.1).' : 'The request body is not valid JSON (UTF-8, RFC 8259).';
+    throw new HgError('HG_ERR_INVALID_BODY', { detail });
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw unprocessable([{ pointer: '', detail: 'The request body must be a JSON object.' }]);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw unprocessable([{ pointer: '', detail: 'it must be a JSON object' }]);
   const body = value as Record<string, unknown>;
   const errors: FieldError[] = [];
   for (const name of Object.keys(body)) {

@@ -114,6 +114,11 @@ describe('configuration', () => {
   test('an unreadable or malformed file is one clear problem', () => {
     assert.match(problemsOf(() => loadConfig({ file: join(dir, 'nope.json') }))[0] ?? '', /cannot read the file \(ENOENT\)/);
     assert.match(problemsOf(() => loadConfig({ file: writeConfig('bad.json', '{ "server": ') }))[0] ?? '', /not valid JSON/);
+    const notObjects: [string, string][] = [['null', 'null'], ['[]', 'an array'], ['42', '42'], ['"x"', '"x"']];
+    for (const [text, got] of notObjects) {
+      const problem = problemsOf(() => loadConfig({ file: writeConfig('not-an-object.json', text) }))[0] ?? '';
+      assert.ok(problem.includes('not-an-object.json: expected a JSON object of sections') && problem.endsWith(`, got ${got}`), problem);
+    }
   });
 
   test('config/default.json lists every key of the schema', () => {

@@ -83,6 +83,15 @@ describe('resources.<name> in config', () => {
     assert.equal(problemsWith(products({ path: '/api/products' }))[0], 'resources.products.path: an item path needs a parameter (its last one names the item)');
   });
 
+  test('an upstream template without the item\'s own parameter, a field listed twice, a dot-segment in a template', () => {
+    assert.deepEqual(problemsWith(products({ upstream: '/v2/products' })), ["resources.products.upstream: must name the item's own parameter {sku} (else every item reads the same upstream path)"]);
+    assert.deepEqual(problemsWith(products({ fields: ['sku', 'title', 'sku'], exposeFields: ['colour', 'colour'] })), [
+      'resources.products.fields: "sku" is listed more than once',
+      'resources.products.exposeFields: "colour" is listed more than once',
+    ]);
+    assert.match(problemsWith(products({ path: '/api/../products/{sku}' }))[0] ?? '', /^resources\.products\.path: "\.\.": a dot-segment/);
+  });
+
   test('service headers: names are checked, the gateway\'s own are refused, and a value from an unset variable names the variable, not a value', () => {
     const problems = configProblems({ upstream: { headers: { 'X Bad': 'v', Host: 'evil', 'X-Key': { env: 'HG_TEST_SURELY_UNSET_VARIABLE' } }, forwardClaims: { Authorization: 'sub' } } });
     assert.deepEqual(problems, [

@@ -34,6 +34,7 @@ describe('ownership (auth.ownerClaim)', () => {
       assert.equal(res.status, 403, path);
       const problem = problemOf(res);
       assert.equal(problem.code, 'HG_ERR_NOT_OWNER');
+      assert.equal(problem.detail, 'This token may read only its own customer.', 'customers and their orders name the customer, as before');
       assert.match(res.headers['www-authenticate'] as string, /error="insufficient_scope", scope="customers:read:any"/);
     }
     assert.equal(fx.upstream.hits(), 0);

@@ -64,7 +64,13 @@ describe('writes through the gateway', () => {
 
     test('malformed JSON is 400; a body that is not an object, sets an unexposed field or changes the id is a 422 naming the field', async () => {
       assertProblem(await send(url('/api/customers'), 'POST', { ...writer, ...json }, '{"name":'), { status: 400, code: 'HG_ERR_INVALID_BODY' });
-      assertProblem(await send(url('/api/customers'), 'POST', { ...writer, ...json }, '[1,2]'), { status: 422, code: 'HG_ERR_UNPROCESSABLE' });
+      const array = await send(url('/api/customers'), 'POST', { ...writer, ...json }, '[1,2]');
+      assertProblem(array, { status: 422, code: 'HG_ERR_UNPROCESSABLE' });
+      assert.equal((array.json() as { detail: string }).detail, 'The request body cannot be applied: it must be a JSON object.');
+      // A BOM is refused, not skipped: the upstream would get the bytes with it (RFC 8259 section 8.1).
+      const bom = await send(url('/api/customers'), 'POST', { ...writer, ...json }, '\uFEFF{"name":"N","status":"active"}');
+      assertProblem(bom, { status: 400, code: 'HG_ERR_INVALID_BODY' });
+      assert.match((bom.json() as { detail: string }).detail, /byte order mark/);
       const unexposed = await send(url('/api/customers'), 'POST', { ...writer, ...json }, '{"name":"N","status":"active","internalNote":"x","links":{}}');
       assertProblem(unexposed, { status: 422, code: 'HG_ERR_UNPROCESSABLE' });
       assert.deepEqual((unexposed.json() as { errors: unknown[] }).errors, [
