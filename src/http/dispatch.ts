@@ -14,6 +14,7 @@ import { HgRequest, type HgResponse } from './response.ts';
 import type { Router } from './router.ts';
 
 const BAD_HOST = 'An HTTP/1.1 request needs exactly one Host header.';
+const BAD_VERSION = 'This gateway speaks HTTP/1.1 and HTTP/1.0; the request line names another version.';
 
 export interface DispatchLimits {
   readonly maxUrlBytes: number;
@@ -116,6 +117,13 @@ export function createDispatcher(
       if (tooDeep) {
         res.shouldKeepAlive = false;
         throw new HgError('HG_ERR_PIPELINE_TOO_DEEP');
+      }
+      // llhttp takes any single-digit version ("HTTP/2.0") and a line without one (HTTP/0.9); only
+      // 1.x is HTTP/1 (RFC 9112 section 2.3). A 400, not a 505: it is the client's fault, and a
+      // gateway's 5xx rate is what its operator is paged on.
+      if (req.httpVersionMajor !== 1) {
+        res.shouldKeepAlive = false;
+        throw new HgError('HG_ERR_BAD_REQUEST', { detail: BAD_VERSION });
       }
       if (url.length > limits.maxUrlBytes) throw new HgError('HG_ERR_URI_TOO_LONG');
       if (req.rawHeaders.length > maxRawHeaders) throw new HgError('HG_ERR_HEADERS_TOO_LARGE', { detail: `The request has more than ${limits.maxHeaderCount} header fields.` });

@@ -26,14 +26,20 @@ function devScope(config: Config): string {
   return [...scopes].join(' ');
 }
 
+/** The item path of customers in config/default.json. */
+const SHIPPED_CUSTOMER_PATH = '/api/customers/{id}';
+
 async function printDevBanner(gateway: Gateway, baseUrl: string): Promise<void> {
   const keys = gateway.keySource.devKeys;
   if (keys === undefined) return;
   const { auth } = gateway.config;
   const token = await mintDevToken(keys, { sub: 'dev-user', scope: devScope(gateway.config), ttlSeconds: 3600, issuer: auth.issuer, audience: auth.audience });
   const customers = gateway.config.resources['customers'];
+  // The shipped customers when the config keeps them as shipped; else the API root, which links to whatever it declares.
+  const shipped = customers?.path === SHIPPED_CUSTOMER_PATH;
+  const tryPath = shipped ? '/api/customers/42' : '/api';
   // With the shipped resource table customers take PATCH (RFC 7396) and need If-Match; `*` matches whatever is current.
-  const change = customers?.methods.includes('PATCH') === true
+  const change = shipped && customers?.methods.includes('PATCH') === true
     ? [
         '  Change it (JSON merge patch; If-Match: * accepts whatever version is current):',
         '',
@@ -49,7 +55,7 @@ async function printDevBanner(gateway: Gateway, baseUrl: string): Promise<void> 
       '',
       '  Try it (this token is valid for one hour; mint more with `npm run token`):',
       '',
-      `  curl -i -H 'Authorization: Bearer ${token}' ${baseUrl}/api/customers/42`,
+      `  curl -i -H 'Authorization: Bearer ${token}' ${baseUrl}${tryPath}`,
       '',
       ...change,
       '',
@@ -163,6 +169,9 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
   if (admin !== null) logger.info(`admin listener on http://${admin.address}:${admin.port} (/healthz, /readyz, /metrics, DELETE /cache, POST /reload)`, { event: 'admin-listening', port: admin.port });
   // Printed URLs never carry credentials (README "Configuration"), whatever a key will allow.
   logger.info(`upstream ${redactUrl(gateway.upstreamUrl)}${gateway.embeddedUpstream ? ' (embedded sample customer service)' : ''}`, { event: 'upstream' });
+  for (const [name, service] of Object.entries(gateway.config.upstreams)) {
+    logger.info(`upstream ${name} ${service.url === null ? '(no url)' : redactUrl(service.url)}`, { event: 'upstream', service: name });
+  }
   logger.info(`auth ${gateway.keySource.description}`, { event: 'auth', mode: gateway.keySource.mode });
   if (gateway.keySource.mode === 'dev') logger.warn('DEV AUTH MODE: not for production', { event: 'dev-auth' });
   if (!worker || cluster.worker?.id === 1) await printDevBanner(gateway, baseUrl);

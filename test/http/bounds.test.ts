@@ -51,6 +51,17 @@ describe('bounded everything: each limit on a raw socket', () => {
     await stillServes();
   });
 
+  test('a request line that is not HTTP/1.x (HTTP/2.0 spelled out, or no version: HTTP/0.9) is 400 and closes', async () => {
+    for (const line of [`GET /api/customers/1 HTTP/2.0\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`, 'GET /api/customers/1\r\n\r\n']) {
+      const { text, closed } = await rawExchange(port, line);
+      assert.equal(parseRaw(text).status, 400, text.slice(0, 200));
+      assert.equal(problemCode(text), 'HG_ERR_BAD_REQUEST');
+      assert.match(parseRaw(text).body, /HTTP\/1\.1 and HTTP\/1\.0/);
+      assert.ok(closed, 'the connection is closed');
+    }
+    await stillServes();
+  });
+
   test('more header fields than server.maxHeaderCount is 431, even when the head is small', async () => {
     // Host and Authorization are two of the 100; 99 more makes 101 fields in well under 2 KB.
     const many = Array.from({ length: 99 }, (_, i) => `X-F${i}: v\r\n`).join('');

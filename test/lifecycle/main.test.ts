@@ -62,6 +62,28 @@ describe('the hypergate process', () => {
     assert.equal(((await get(url, bearer(token))).json() as { status: string }).status, 'active');
   });
 
+  test('without the shipped customers the dev banner points at the API root, whose links lead to what is declared', async (t) => {
+    const upstream = await startTestUpstream();
+    t.after(() => upstream.close());
+    const things = { path: '/api/things/{id}', params: { id: 'integer' }, upstream: '/things/{id}', fields: ['id'], rel: 'thing' };
+    const gw = spawnGateway(['--config', configFile('no-customers.json', { server: { port: 0 }, auth: { devKeyDir }, upstream: { url: upstream.url }, upstreams: { catalogue: { url: `${upstream.url}/v2` } }, resources: { customers: null, orders: null, things } })]);
+    t.after(() => gw.child.kill('SIGKILL'));
+    const port = await gw.listening;
+    await waitFor(() => /Authorization: Bearer/.test(gw.stderr()), 'the dev banner');
+    const line = gw.stderr().split('\n').find((l) => l.includes('curl -i')) ?? '';
+    assert.match(line, new RegExp(`http://127\\.0\\.0\\.1:${port}/api$`), line);
+    assert.doesNotMatch(gw.stderr(), /customers|-X PATCH/);
+    const token = /Authorization: Bearer ([A-Za-z0-9._-]+)/.exec(line)?.[1];
+    assert.ok(token, line);
+    const root = await get(`http://127.0.0.1:${port}/api`, bearer(token));
+    assert.equal(root.status, 200, root.text);
+    assert.match(root.text, /\/api\/things\/\{id\}/);
+    // Each declared service is named at start, as the default upstream is.
+    const services = gw.stdout().trim().split('\n').map((l) => JSON.parse(l) as { event: string; service?: string; msg: string }).filter((l) => l.event === 'upstream');
+    assert.deepEqual(services.map((l) => l.service), [undefined, 'catalogue']);
+    assert.equal(services[1]?.msg, `upstream catalogue ${upstream.url}/v2`);
+  });
+
   test('npm run token mints a dev token the running gateway accepts', async (t) => {
     const file = configFile('dev-token.json', { server: { port: 0 }, auth: { devKeyDir } });
     const gw = spawnGateway(['--config', file]);
