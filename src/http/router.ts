@@ -20,7 +20,7 @@ export interface RouteDef {
   /**
    * Does this concrete path fit the route's parameter types? A path the pattern matches but whose
    * segments do not fit (`/api/customers/abc` for an integer id) is no resource: its handler
-   * answers 404, and OPTIONS and other methods must too, not 204 or 405 with an Allow. Absent: any
+   * answers 404, and OPTIONS and other methods must too, not 204 or 405 with an Allow. Without it, any
    * path the pattern matches fits.
    */
   readonly fits?: (path: string) => boolean;
