@@ -29,8 +29,8 @@ export interface RouteDef {
 /** A readable resource answers GET and HEAD with one handler and one description. */
 export function getAndHead(path: string, handler: RouteHandler, doc: RouteDoc, fits?: (path: string) => boolean): RouteDef[] {
   return [
-    { method: 'GET', path, handler, doc, ...(fits === undefined ? {} : { fits }) },
-    { method: 'HEAD', path, handler, doc, ...(fits === undefined ? {} : { fits }) },
+    { method: 'GET', path, handler, doc, fits },
+    { method: 'HEAD', path, handler, doc, fits },
   ];
 }
 

@@ -73,7 +73,7 @@ function itemRoutes(r: CompiledResource, kit: ResourceKit, access: Access, sourc
     ok: { description: `The ${r.singular}.`, content: { 'application/json': schemaName(r.singular), 'application/hal+json': `${schemaName(r.singular)}Hal` } },
     errors,
     notFound: r.notFound().identity,
-  }, (path) => r.item.match(path, r.types, []));
+  }, (path) => r.item.fits(path, r.types));
 }
 
 /** The item sources of the table, so a collection can ask whether the item it lies below exists. */
@@ -145,7 +145,7 @@ function collectionRoutes(r: CompiledResource, c: CompiledCollection, kit: Resou
     scopes: access.scopesOf(r, true),
     ok: { description: `The ${r.name}.`, content: { 'application/json': name, 'application/hal+json': `${name}Hal` } },
     errors: ['HG_ERR_ROUTE_NOT_FOUND', ...(c.paged ? (['HG_ERR_INVALID_QUERY'] as const) : []), ...ownership, ...UPSTREAM_ERRORS],
-  }, (path) => c.path.match(path, c.types, []));
+  }, (path) => c.path.fits(path, c.types));
 }
 
 /** Every read route of the table: each resource's collection (if declared) and its items. */

@@ -83,6 +83,11 @@ export class PathTemplate {
     return this.text === '/' ? [] : this.text.slice(1).split('/').map((s) => (PARAM_SEGMENT.test(s) ? null : s));
   }
 
+  /** Does a request path fit this template with these parameter types (match without keeping the values)? */
+  fits(path: string, types: readonly ParamType[]): boolean {
+    return this.match(path, types, []);
+  }
+
   /**
    * Matches a request path (no query) exactly: literal runs byte for byte (no percent-decoding, so
    * only the canonical spelling of a static segment matches), each parameter by its type into

@@ -362,7 +362,7 @@ export function writeRoutes(table: ResourceTable, deps: WriteDeps): RouteDef[] {
       routes.push({
         method: method as RouteMethod,
         path: template.route,
-        fits: (path) => template.match(path, types, []),
+        fits: (path) => template.fits(path, types),
         handler: (req, res, path) => write(op, deps, req, res, path),
         acceptsBody: method !== 'DELETE',
         doc: writeDocs(r, method, collection, deps.access),
