@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { Dispatcher, Pool } from 'undici';
+import type { Pool } from 'undici';
 import type { ClaimTable } from '../auth/claims.ts';
 import { headerValueOf } from '../config/service-checks.ts';
 import type { UpstreamConfig } from '../config/types.ts';
@@ -9,6 +9,7 @@ import { systemClock, type Clock } from '../clock.ts';
 import { CircuitBreaker, PROBE } from './breaker.ts';
 import type { UpstreamCall } from './call.ts';
 import { freshnessOf, type UpstreamFreshness } from './cache-control.ts';
+import { Exchange, type Answer, type BodyPlan, type PlanBody } from './exchange.ts';
 import { undici } from './undici.ts';
 
 /**
@@ -75,12 +76,33 @@ function isJsonContentType(value: string | string[] | undefined): boolean {
 }
 
 /**
- * Drops a response body we will not read. undici's body stream emits an AbortError when destroyed;
- * with no listener that would be an uncaught exception and take the process down.
+ * A read's body: a 200's JSON is kept unless announced over the limit; a non-JSON 200 is refused
+ * (the connection dropped rather than read); any other status is drained and the connection kept.
  */
-function discard(body: Dispatcher.ResponseData['body']): void {
-  body.on('error', () => {});
-  body.destroy();
+const planRead: PlanBody = (status, headers, limit): BodyPlan => {
+  if (status !== 200) return 'drain';
+  return isJsonContentType(headers['content-type']) && !(Number(headers['content-length']) > limit) ? 'keep' : 'refuse';
+};
+
+/** A write's body: JSON is kept (refused when announced over the limit); anything else, or none, is drained. */
+const planWrite: PlanBody = (status, headers, limit): BodyPlan => {
+  const declared = Number(headers['content-length']);
+  if (!isJsonContentType(headers['content-type']) || declared === 0 || status === 204) return 'drain';
+  return declared > limit ? 'refuse' : 'keep';
+};
+
+/**
+ * One deadline over every attempt of a request: when it passes, the exchange in flight fails with
+ * a time-out. Passed to setTimeout as an argument, so arming it allocates no closure.
+ */
+interface Deadline {
+  passed: boolean;
+  current: Exchange | null;
+}
+
+function passDeadline(deadline: Deadline): void {
+  deadline.passed = true;
+  deadline.current?.abort(new Error('the upstream request passed its deadline'));
 }
 
 const UNDICI_TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
@@ -197,7 +219,7 @@ export class UpstreamClient {
    */
   async getJson<T>(path: string, call: UpstreamCall | undefined, decode: Decode<T>): Promise<UpstreamResult<T>> {
     const headers = this.#headersFor(call);
-    return this.#run(true, (signal, seen) => this.#get(path, headers, signal, seen, decode));
+    return this.#run(true, (deadline, seen) => this.#get(path, headers, deadline, seen, decode));
   }
 
   /**
@@ -212,7 +234,7 @@ export class UpstreamClient {
     if (write.ifMatch !== undefined) headers['if-match'] = write.ifMatch;
     if (write.idempotencyKey !== undefined) headers['idempotency-key'] = write.idempotencyKey;
     const idempotent = write.method === 'PUT' || write.method === 'DELETE';
-    return this.#run(idempotent, (signal, seen) => this.#write(path, headers, write, signal, seen));
+    return this.#run(idempotent, (deadline, seen) => this.#write(path, headers, write, deadline, seen));
   }
 
   /**
@@ -220,24 +242,20 @@ export class UpstreamClient {
    * or reset connection before the response head is tried once more (on another connection: undici
    * drops the failed one), only if the breaker lets it; each failed attempt counts against it.
    */
-  async #run<R>(retryable: boolean, attemptOnce: (signal: AbortSignal, seen: Attempt) => Promise<R>): Promise<R> {
+  async #run<R>(retryable: boolean, attemptOnce: (deadline: Deadline, seen: Attempt) => Promise<R>): Promise<R> {
     let admitted = this.breaker.admit();
     if (admitted > 0) {
       this.#observer?.upstreamResult(this.name, 'rejected', 0);
       throw unavailable(admitted, this.who);
     }
-    const controller = new AbortController();
-    const deadline = { passed: false };
-    const timer = setTimeout(() => {
-      deadline.passed = true;
-      controller.abort();
-    }, this.#timeoutMs);
+    const deadline: Deadline = { passed: false, current: null };
+    const timer = setTimeout(passDeadline, this.#timeoutMs, deadline);
     try {
       for (let attempt = 1; ; attempt++) {
         const seen: Attempt = { outcome: 'unreachable', status: 0 };
         const started = performance.now();
         try {
-          const result = await attemptOnce(controller.signal, seen);
+          const result = await attemptOnce(deadline, seen);
           this.#settle(seen, started, admitted === PROBE);
           return result;
         } catch (err) {
@@ -294,32 +312,37 @@ export class UpstreamClient {
     return headers;
   }
 
-  async #get<T>(path: string, headers: Record<string, string>, signal: AbortSignal, seen: Attempt, decode: Decode<T>): Promise<UpstreamResult<T>> {
-    const res = await this.#pool.request({ path: this.#basePath + path, method: 'GET', headers, signal });
-    seen.status = res.statusCode;
-    seen.outcome = 'bad_body';
-    if (res.statusCode === 404) {
-      await res.body.dump();
+  /**
+   * Sends one request under `deadline` and waits for its answer; the attempt's status is the
+   * answer's (0 if none came), and its outcome `bad_body` until the caller says otherwise.
+   */
+  async #exchange(method: string, path: string, headers: Record<string, string>, body: Buffer | undefined, plan: PlanBody, deadline: Deadline, seen: Attempt): Promise<Answer> {
+    const exchange = new Exchange(this.#maxBytes, plan);
+    deadline.current = exchange;
+    this.#pool.dispatch({ path: this.#basePath + path, method, headers, body }, exchange);
+    try {
+      const answer = await exchange.answer;
+      seen.outcome = 'bad_body';
+      return answer;
+    } finally {
+      seen.status = exchange.status;
+    }
+  }
+
+  async #get<T>(path: string, headers: Record<string, string>, deadline: Deadline, seen: Attempt, decode: Decode<T>): Promise<UpstreamResult<T>> {
+    const res = await this.#exchange('GET', path, headers, undefined, planRead, deadline, seen);
+    if (res.status === 404) {
       seen.outcome = 'not_found';
       return { found: false };
     }
-    if (res.statusCode !== 200) {
+    if (res.status !== 200) {
       seen.outcome = 'bad_status';
-      await res.body.dump().catch(() => {});
-      throw badGateway(`${this.who} answered with status ${res.statusCode}.`);
+      throw badGateway(`${this.who} answered with status ${res.status}.`);
     }
-    if (!isJsonContentType(res.headers['content-type'])) {
-      discard(res.body);
-      throw badGateway(`${this.who} answered with a body that is not JSON.`);
-    }
-    const declared = Number(res.headers['content-length']);
-    if (declared > this.#maxBytes) {
-      discard(res.body);
-      throw badGateway(`${this.who} answered with a body larger than allowed.`);
-    }
-    const json = await this.#readJson(res.body);
-    // Still 'bad_body' if the decoder refuses the record.
-    const value = decode(json);
+    if (!isJsonContentType(res.headers['content-type'])) throw badGateway(`${this.who} answered with a body that is not JSON.`);
+    if (res.body === null) throw this.#tooLarge();
+    // Still 'bad_body' if the body is not JSON or the decoder refuses the record.
+    const value = decode(this.#parse(res.body));
     const age = Number(res.headers['age']);
     seen.outcome = 'ok';
     return {
@@ -332,43 +355,28 @@ export class UpstreamClient {
   }
 
   /** A write's answer, whatever its status; a JSON body (up to maxResponseBytes) is parsed, any other is dropped. */
-  async #write(path: string, headers: Record<string, string>, write: WriteRequest, signal: AbortSignal, seen: Attempt): Promise<WriteResult> {
-    const res = await this.#pool.request({ path: this.#basePath + path, method: write.method, headers, body: write.body, signal });
-    seen.status = res.statusCode;
+  async #write(path: string, headers: Record<string, string>, write: WriteRequest, deadline: Deadline, seen: Attempt): Promise<WriteResult> {
+    const res = await this.#exchange(write.method, path, headers, write.body, planWrite, deadline, seen);
     // 5xx counts against the breaker; 4xx is the upstream working (it refused the change).
-    seen.outcome = res.statusCode >= 500 ? 'bad_status' : res.statusCode === 404 ? 'not_found' : 'bad_body';
-    const type = res.headers['content-type'];
-    const declared = Number(res.headers['content-length']);
+    seen.outcome = res.status >= 500 ? 'bad_status' : res.status === 404 ? 'not_found' : 'bad_body';
     let json: unknown;
-    if (isJsonContentType(type) && declared !== 0 && res.statusCode !== 204) {
-      if (declared > this.#maxBytes) {
-        discard(res.body);
-        throw badGateway(`${this.who} answered with a body larger than allowed.`);
-      }
-      json = await this.#readJson(res.body, true);
-    } else {
-      await res.body.dump().catch(() => {});
+    if (planWrite(res.status, res.headers, this.#maxBytes) !== 'drain') {
+      if (res.body === null) throw this.#tooLarge();
+      json = res.body.length === 0 ? undefined : this.#parse(res.body);
     }
-    if (res.statusCode < 500) seen.outcome = res.statusCode === 404 ? 'not_found' : 'ok';
+    if (res.status < 500) seen.outcome = res.status === 404 ? 'not_found' : 'ok';
+    const type = res.headers['content-type'];
     const problem = typeof type === 'string' && type.split(';', 1)[0]?.trim().toLowerCase() === 'application/problem+json';
-    return { status: res.statusCode, etag: etagOf(res.headers['etag']), freshness: freshnessOf(res.headers, this.#clock.now()), json, problem };
+    return { status: res.status, etag: etagOf(res.headers['etag']), freshness: freshnessOf(res.headers, this.#clock.now()), json, problem };
   }
 
-  /** Reads a JSON body of at most maxResponseBytes; `emptyIsNone`: an empty body is undefined rather than invalid. */
-  async #readJson(body: Dispatcher.ResponseData['body'], emptyIsNone = false): Promise<unknown> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of body) {
-      size += (chunk as Buffer).length;
-      if (size > this.#maxBytes) {
-        discard(body);
-        throw badGateway(`${this.who} answered with a body larger than allowed.`);
-      }
-      chunks.push(chunk as Buffer);
-    }
-    if (size === 0 && emptyIsNone) return undefined;
+  #tooLarge(): HgError {
+    return badGateway(`${this.who} answered with a body larger than allowed.`);
+  }
+
+  #parse(body: Buffer): unknown {
     try {
-      return JSON.parse(Buffer.concat(chunks, size).toString('utf8'));
+      return JSON.parse(body.toString('utf8'));
     } catch (err) {
       throw badGateway(`${this.who} answered with invalid JSON.`, err);
     }

@@ -1,0 +1,131 @@
+import type { Dispatcher } from 'undici';
+import type { ResponseHeaders } from './cache-control.ts';
+
+/**
+ * What becomes of a response's body once its head is in:
+ * - `keep`: read it, up to the byte limit, and hand it over;
+ * - `drain`: read and drop it (a 404, a status we refuse), so the connection stays reusable;
+ * - `refuse`: drop the connection now (a body we will not read: not JSON, or announced too large).
+ */
+export type BodyPlan = 'keep' | 'drain' | 'refuse';
+
+/** Decides a response's plan from its head; `limit` is the service's maxResponseBytes. */
+export type PlanBody = (status: number, headers: ResponseHeaders, limit: number) => BodyPlan;
+
+/**
+ * The response as one settled value. `body` is the whole body when the plan kept it and it stayed
+ * within the limit, and null otherwise (drained, refused, or cut off at the limit): a caller that
+ * wanted it and gets null knows the body was too large or refused.
+ */
+export interface Answer {
+  readonly status: number;
+  readonly headers: ResponseHeaders;
+  readonly body: Buffer | null;
+}
+
+const NO_HEADERS: ResponseHeaders = {};
+
+/** Why we dropped a connection ourselves; undici reports it back, and we have already settled. */
+class Dropped extends Error {
+  constructor(why: string) {
+    super(why);
+    this.name = 'Dropped';
+  }
+}
+const REFUSED = new Dropped('response refused from its head');
+const OVER_LIMIT = new Dropped('response body over the limit');
+
+/**
+ * One request and its response as an undici dispatch handler. `request()` wraps every call in an
+ * AbortSignal with its listeners, a Readable body stream and, to read it, an async iterator: on a
+ * cache miss those were ~6 µs of the gateway's CPU and much of its garbage (the `spread` profile in
+ * bench/RESULTS.md). Here the head and the body arrive as callbacks and settle one promise.
+ *
+ * `abort(reason)` (the request's deadline) settles at once with that reason and drops the
+ * connection, even while the request still waits in the pool for one: it is then dropped as soon
+ * as it starts. Every callback after the answer settled is ignored.
+ */
+export class Exchange implements Dispatcher.DispatchHandler {
+  readonly answer: Promise<Answer>;
+  /** The response's status once its head arrived, 0 before. */
+  status = 0;
+  #resolve!: (answer: Answer) => void;
+  #reject!: (reason: Error) => void;
+  #settled = false;
+  #controller: Dispatcher.DispatchController | null = null;
+  #abortedWith: Error | null = null;
+  #headers: ResponseHeaders = NO_HEADERS;
+  #keep = false;
+  #chunks: Buffer[] = [];
+  #size = 0;
+  readonly #limit: number;
+  readonly #plan: PlanBody;
+
+  constructor(limit: number, plan: PlanBody) {
+    this.#limit = limit;
+    this.#plan = plan;
+    this.answer = new Promise<Answer>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+  }
+
+  /** Fails the exchange with `reason` and drops its connection (now, or when it gets one). */
+  abort(reason: Error): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#abortedWith = reason;
+    this.#reject(reason);
+    this.#controller?.abort(reason);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#abortedWith !== null) controller.abort(this.#abortedWith);
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: ResponseHeaders): void {
+    // An informational answer (103 Early Hints) comes before the real one: undici reports both.
+    if (this.#settled || status < 200) return;
+    this.status = status;
+    this.#headers = headers;
+    const plan = this.#plan(status, headers, this.#limit);
+    if (plan === 'refuse') {
+      this.#finish(null);
+      controller.abort(REFUSED);
+      return;
+    }
+    this.#keep = plan === 'keep';
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#settled) return;
+    this.#size += chunk.length;
+    if (this.#size > this.#limit) {
+      this.#finish(null);
+      controller.abort(OVER_LIMIT);
+      return;
+    }
+    if (this.#keep) this.#chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.#settled) return;
+    if (!this.#keep) return this.#finish(null);
+    const chunks = this.#chunks;
+    // One chunk (the common case for a small record) is handed over as it is: no copy.
+    this.#finish(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.#size));
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#reject(error);
+  }
+
+  #finish(body: Buffer | null): void {
+    this.#settled = true;
+    this.#chunks = [];
+    this.#resolve({ status: this.status, headers: this.#headers, body });
+  }
+}
