@@ -36,6 +36,23 @@ function unsupported(method: Exclude<WriteMethod, 'DELETE'>): HgError {
   return new HgError('HG_ERR_UNSUPPORTED_MEDIA_TYPE', { detail: `${method} takes ${BODY_TYPES[method]} (UTF-8).`, headers });
 }
 
+/**
+ * A body in a content coding (gzip, br, ...) would be checked as JSON and sent upstream as the
+ * bytes it is, without its coding: RFC 9110 section 15.5.16 makes it a 415, and Accept-Encoding
+ * in the answer (section 12.5.3) says the body must come uncoded.
+ */
+function codedBody(): HgError {
+  return new HgError('HG_ERR_UNSUPPORTED_MEDIA_TYPE', {
+    detail: 'The body must not be in a content coding (Content-Encoding): send it as it is.',
+    headers: { 'Accept-Encoding': 'identity' },
+  });
+}
+
+/** No Content-Encoding, or only `identity` (RFC 9110 section 8.4.1: no coding). */
+function isIdentityCoding(value: string | undefined): boolean {
+  return value === undefined || value.trim().toLowerCase() === 'identity';
+}
+
 /** What writes need besides the kit and the access rules. */
 export interface WriteDeps {
   readonly ctx: GatewayContext;
@@ -193,6 +210,7 @@ async function refusedOrWritten(op: WriteOp, deps: WriteDeps, req: IncomingMessa
   if (method !== 'DELETE') {
     const type = req.headers['content-type'];
     if (jsonMediaType(type) !== BODY_TYPES[method]) throw unsupported(method);
+    if (!isIdentityCoding(req.headers['content-encoding'])) throw codedBody();
     contentType = type;
     // draft-ietf-httpapi-idempotency-key-header: for the methods that are not idempotent.
     const rawKey = req.headers['idempotency-key'];

@@ -47,7 +47,7 @@ export async function get(url: string, headers: Record<string, string> = {}, met
 }
 
 /** One real request with a body (a write); the answer read whole. */
-export async function send(url: string, method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', headers: Record<string, string>, body?: string): Promise<HttpAnswer> {
+export async function send(url: string, method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', headers: Record<string, string>, body?: string | Buffer): Promise<HttpAnswer> {
   const res = await request(url, { method, headers, body });
   const text = await res.body.text();
   return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) };

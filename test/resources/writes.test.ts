@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get, send } from '../helpers/gateway.ts';
@@ -60,6 +61,20 @@ describe('writes through the gateway', () => {
       const latin1 = await send(url('/api/customers'), 'POST', { ...writer, 'content-type': 'application/json; charset=iso-8859-1' }, '{}');
       assert.equal(latin1.status, 415);
       assert.deepEqual(fx.upstream.requests, []);
+    });
+
+    test('a body in a content coding is a 415 asking for it uncoded (Accept-Encoding: identity), gzip or a label alone; identity is taken', async () => {
+      const record = '{"name":"N","status":"active"}';
+      const gzipped = await send(url('/api/customers'), 'POST', { ...writer, ...json, 'content-encoding': 'gzip' }, gzipSync(record));
+      assertProblem(gzipped, { status: 415, code: 'HG_ERR_UNSUPPORTED_MEDIA_TYPE', headers: { 'accept-encoding': 'identity' } });
+      assert.match((gzipped.json() as { detail: string }).detail, /content coding/);
+      // The label alone: the JSON would pass our check, and the upstream would be told nothing of the coding.
+      const labelled = await send(url('/api/customers/5'), 'PATCH', { ...writer, ...mergePatch, 'if-match': '"x"', 'content-encoding': 'br' }, '{"name":"N"}');
+      assertProblem(labelled, { status: 415, code: 'HG_ERR_UNSUPPORTED_MEDIA_TYPE', headers: { 'accept-encoding': 'identity' } });
+      assert.deepEqual(fx.upstream.requests, []);
+      fx.upstream.on('POST /customers', { kind: 'json', status: 201, body: { id: 901, name: 'N', status: 'active' } });
+      const identity = await send(url('/api/customers'), 'POST', { ...writer, ...json, 'content-encoding': 'Identity' }, record);
+      assert.equal(identity.status, 201);
     });
 
     test('malformed JSON is 400; a body that is not an object, sets an unexposed field or changes the id is a 422 naming the field', async () => {
