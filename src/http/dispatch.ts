@@ -13,7 +13,28 @@ import { sendProblem } from './problem.ts';
 import { HgRequest, type HgResponse } from './response.ts';
 import type { Router } from './router.ts';
 
-const BAD_HOST = 'An HTTP/1.1 request needs exactly one Host header.';
+const BAD_HOST = 'An HTTP/1.1 request needs exactly one Host header, holding a host name or address and an optional port.';
+
+/**
+ * The bytes a Host value may hold: `uri-host [ ":" port ]` (RFC 9110 section 7.2), a reg-name,
+ * IPv4 or IP literal of RFC 3986 section 3.2.2 (unreserved, pct-encoded, sub-delims, ':' and
+ * brackets). The comma is left out: no DNS name has one, and a second Host line arrives joined
+ * to the first with one. Anything else ("a b c", a raw non-ASCII name) is a 400 (RFC 9112
+ * section 3.2: "a Host header field with an invalid field value").
+ */
+const HOST_BYTE = ((): Uint8Array => {
+  const table = new Uint8Array(128);
+  for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%!$&\'()*+;=:[]') table[c.charCodeAt(0)] = 1;
+  return table;
+})();
+
+function isHostValue(host: string): boolean {
+  for (let i = 0; i < host.length; i++) {
+    const c = host.charCodeAt(i);
+    if (c > 0x7f || HOST_BYTE[c] === 0) return false;
+  }
+  return true;
+}
 const BAD_VERSION = 'This gateway speaks HTTP/1.1 and HTTP/1.0; the request line names another version.';
 
 export interface DispatchLimits {
@@ -128,9 +149,8 @@ export function createDispatcher(
       if (url.length > limits.maxUrlBytes) throw new HgError('HG_ERR_URI_TOO_LONG');
       if (req.rawHeaders.length > maxRawHeaders) throw new HgError('HG_ERR_HEADERS_TOO_LARGE', { detail: `The request has more than ${limits.maxHeaderCount} header fields.` });
       const host = req.headers.host;
-      // RFC 9112 section 3.2: an HTTP/1.1 request has exactly one Host, else 400. A second one
-      // arrives joined with a comma, which no DNS name has.
-      if (host === undefined ? req.httpVersionMinor === 1 && req.httpVersionMajor === 1 : host.indexOf(',') !== -1) throw new HgError('HG_ERR_BAD_REQUEST', { detail: BAD_HOST });
+      // RFC 9112 section 3.2: an HTTP/1.1 request has exactly one Host with a valid value, else 400.
+      if (host === undefined ? req.httpVersionMinor === 1 && req.httpVersionMajor === 1 : !isHostValue(host)) throw new HgError('HG_ERR_BAD_REQUEST', { detail: BAD_HOST });
       const path = pathOf(url);
       if (cors !== null && cors.handle(req, res, router, path)) {
         record(req, res);

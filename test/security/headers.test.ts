@@ -53,6 +53,10 @@ describe('hostile input: headers and protocol', () => {
     ['the HTTP/2 connection preface', () => 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', unparsable],
     ['an HTTP/1.1 request without Host', () => `${line()}Authorization: Bearer ${w.token}\r\n${close}`, badHost],
     ['two Host headers', () => `${line()}${host}Host: evil.example\r\nAuthorization: Bearer ${w.token}\r\n${close}`, badHost],
+    ['a Host with spaces in it', () => `${line()}Host: a b c\r\nAuthorization: Bearer ${w.token}\r\n${close}`, badHost],
+    ['a Host with a slash and a path', () => `${line()}Host: example.com/admin\r\nAuthorization: Bearer ${w.token}\r\n${close}`, badHost],
+    ['a Host with a user-info part', () => `${line()}Host: user@example.com\r\nAuthorization: Bearer ${w.token}\r\n${close}`, badHost],
+    ['a raw non-ASCII Host (not punycode)', () => Buffer.from(`${line()}Host: b\xfccher.example\r\nAuthorization: Bearer ${w.token}\r\n${close}`, 'latin1'), badHost],
     ['CONNECT to tunnel elsewhere', () => 'CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n', { status: 405, code: 'HG_ERR_METHOD_NOT_ALLOWED', headers: { allow: 'GET, HEAD', connection: 'close' } }],
     ['an absolute-form target naming another host', () => `${line('GET', 'http://evil.example/api/customers/1')}${host}Authorization: Bearer ${w.token}\r\n${close}`, { status: 404, code: 'HG_ERR_ROUTE_NOT_FOUND' }],
   ];
@@ -62,6 +66,13 @@ describe('hostile input: headers and protocol', () => {
       await assertStillServes(w.fx.gw.url, w.token);
     });
   }
+
+  test('Host values of every valid shape are served: a name with a port, IPv4, an IPv6 literal, punycode, an empty value', async () => {
+    for (const value of ['api.example.com:8443', '127.0.0.1:80', '[::1]:8080', 'xn--bcher-kva.example', '']) {
+      const answer = await rawAnswer(w.fx.gw.port, `${line()}Host: ${value}\r\nAuthorization: Bearer ${w.token}\r\n${close}`);
+      assert.equal(answer.status, 200, `Host: ${value}`);
+    }
+  });
 
   test('an unsafe X-Request-Id (CRLF-free but full of markup) is replaced, never echoed', async () => {
     const res = await get(`${w.fx.gw.url}/api/customers/1`, { authorization: `Bearer ${w.token}`, 'x-request-id': '<script>alert(1)</script>' });
