@@ -64,3 +64,29 @@ describe('an answer whose dropped body fails after its head', () => {
     assert.equal(res.status, 204, res.text);
   });
 });
+
+describe('an answer whose dropped body arrives whole', () => {
+  let fx: Fixture;
+  let reader: Record<string, string>;
+  let writer: Record<string, string>;
+  before(async () => {
+    // One connection: a body left unread would have to close it, and the next request would open another.
+    fx = await startFixture({ upstream: { connections: 1, breaker: { failures: 0 } } });
+    reader = bearer(await fx.token({ expiresIn: 24 * 3600 }));
+    writer = bearer(await fx.token({ expiresIn: 24 * 3600, claims: { scope: 'customers:read customers:write' } }));
+  });
+  after(() => fx.close());
+
+  test("a 404's, a 500's and a DELETE's text bodies are read to their end, and the one connection serves every request after them", async () => {
+    fx.upstream.reset();
+    fx.upstream.on('/customers/301', { kind: 'raw', status: 404, body: '<html>gone</html>', headers: html });
+    fx.upstream.on('/customers/302', { kind: 'raw', status: 500, body: '<html>oops</html>', headers: html });
+    fx.upstream.on('DELETE /customers/303', { kind: 'raw', status: 200, body: 'deleted', headers: { 'content-type': 'text/plain' } });
+    assert.equal((await get(`${fx.gw.url}/api/customers/301`, reader)).status, 404);
+    assert.equal((await get(`${fx.gw.url}/api/customers/302`, reader)).status, 502);
+    assert.equal((await send(`${fx.gw.url}/api/customers/303`, 'DELETE', { ...writer, 'if-match': '*' })).status, 204);
+    assert.equal((await get(`${fx.gw.url}/api/customers/304`, reader)).status, 200);
+    assert.equal(fx.upstream.hits(), 4);
+    assert.equal(fx.upstream.connections(), 1, `ports: ${fx.upstream.remotePorts.join(', ')}`);
+  });
+});
