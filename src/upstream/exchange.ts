@@ -4,7 +4,8 @@ import type { ResponseHeaders } from './cache-control.ts';
 /**
  * What becomes of a response's body once its head is in:
  * - `keep`: read it, up to the byte limit, and hand it over;
- * - `drain`: read and drop it (a 404, a status we refuse), so the connection stays reusable;
+ * - `drain`: read and drop it (a 404, a status we refuse), so the connection stays reusable; the
+ *   head is the answer, so a drained body that breaks off (reset, deadline) still settles with it;
  * - `refuse`: drop the connection now (a body we will not read: not JSON, or announced too large).
  */
 export type BodyPlan = 'keep' | 'drain' | 'refuse';
@@ -43,7 +44,9 @@ const OVER_LIMIT = new Dropped('response body over the limit');
  *
  * `abort(reason)` (the request's deadline) settles at once with that reason and drops the
  * connection, even while the request still waits in the pool for one: it is then dropped as soon
- * as it starts. Every callback after the answer settled is ignored.
+ * as it starts. A body being drained is the exception: its head already answered, so an abort or
+ * a connection error during the drain settles with that head (as request()'s dump() did) and the
+ * connection is dropped. Every callback after the answer settled is ignored.
  */
 export class Exchange implements Dispatcher.DispatchHandler {
   readonly answer: Promise<Answer>;
@@ -56,6 +59,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
   #abortedWith: Error | null = null;
   #headers: ResponseHeaders = NO_HEADERS;
   #keep = false;
+  /** The head is in and its body is being drained: the head is the answer whatever the body does. */
+  #draining = false;
   #chunks: Buffer[] = [];
   #size = 0;
   readonly #limit: number;
@@ -70,9 +75,14 @@ export class Exchange implements Dispatcher.DispatchHandler {
     });
   }
 
-  /** Fails the exchange with `reason` and drops its connection (now, or when it gets one). */
+  /** Fails the exchange with `reason` and drops its connection (now, or when it gets one); while a body drains, settles with its head instead. */
   abort(reason: Error): void {
     if (this.#settled) return;
+    if (this.#draining) {
+      this.#finish(null);
+      this.#controller?.abort(reason);
+      return;
+    }
     this.#settled = true;
     this.#abortedWith = reason;
     this.#reject(reason);
@@ -96,6 +106,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
       return;
     }
     this.#keep = plan === 'keep';
+    this.#draining = plan === 'drain';
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -119,6 +130,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
 
   onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
     if (this.#settled) return;
+    if (this.#draining) return this.#finish(null);
     this.#settled = true;
     this.#reject(error);
   }

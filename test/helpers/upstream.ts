@@ -10,11 +10,15 @@ export type UpstreamBehaviour =
   | { readonly kind: 'raw'; readonly status: number; readonly body: string | Buffer; readonly headers?: UpstreamHeaders }
   | { readonly kind: 'hang' }
   | { readonly kind: 'reset' }
-  /** A 200 head promising more, the first bytes of a JSON body (`sent`, default '{"id":'), then a reset mid-body. */
-  | { readonly kind: 'cut'; readonly sent?: string }
+  /**
+   * A head promising more (status 200 and JSON unless `status`/`headers` say otherwise), the first
+   * bytes of the body (`sent`, default '{"id":'), then a reset mid-body.
+   */
+  | { readonly kind: 'cut'; readonly sent?: string; readonly status?: number; readonly headers?: UpstreamHeaders }
   /** A chunked JSON body of this many bytes, with no Content-Length to warn the reader. */
   | { readonly kind: 'chunked'; readonly bytes: number }
-  | { readonly kind: 'drip'; readonly chunks: number; readonly intervalMs: number }
+  /** A head (200 and JSON unless `status`/`headers` say otherwise), then a space every intervalMs, `chunks` times, then '{}'. */
+  | { readonly kind: 'drip'; readonly chunks: number; readonly intervalMs: number; readonly status?: number; readonly headers?: UpstreamHeaders }
   | { readonly kind: 'delay'; readonly ms: number; readonly then: UpstreamBehaviour }
   /** Holds the request until `until` settles: the test decides when the upstream answers. */
   | { readonly kind: 'wait'; readonly until: Promise<unknown>; readonly then: UpstreamBehaviour }
@@ -111,7 +115,7 @@ export async function startTestUpstream(): Promise<TestUpstream> {
         return;
       case 'cut': {
         const sent = behaviour.sent ?? '{"id":';
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(sent) + 1000 });
+        res.writeHead(behaviour.status ?? 200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(sent) + 1000, ...behaviour.headers });
         res.write(sent, () => res.socket?.resetAndDestroy());
         return;
       }
@@ -135,7 +139,7 @@ export async function startTestUpstream(): Promise<TestUpstream> {
         return;
       }
       case 'drip': {
-        res.writeHead(200, { 'content-type': 'application/json' });
+        res.writeHead(behaviour.status ?? 200, { 'content-type': 'application/json', ...behaviour.headers });
         let sent = 0;
         const timer = setInterval(() => {
           if (res.destroyed || sent >= behaviour.chunks) {
