@@ -1,6 +1,7 @@
 import { TextDecoder } from 'node:util';
 import { HgError, type FieldError } from '../errors.ts';
 import type { CompiledResource } from './compile.ts';
+import { duplicateMember, pointerToken } from './json-duplicates.ts';
 import { paramFromValue, type ParamType, type ParamValue } from './params.ts';
 
 /**
@@ -28,9 +29,9 @@ function unprocessable(errors: FieldError[]): HgError {
   return new HgError('HG_ERR_UNPROCESSABLE', { detail: `The request body cannot be applied: ${list.endsWith('.') ? list : `${list}.`}`, extensions: { errors: errors.map((e) => ({ pointer: e.pointer, detail: e.detail })) } });
 }
 
-/** RFC 6901 escaping of one member name, for the pointers of field errors. */
+/** The pointer of a top-level member, for field errors. */
 function pointerTo(name: string): string {
-  return `/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+  return `/${pointerToken(name)}`;
 }
 
 /**
@@ -42,13 +43,17 @@ function pointerTo(name: string): string {
  */
 export function checkBody(r: CompiledResource, bytes: Buffer, patch: boolean, fixed: readonly FixedField[]): Record<string, unknown> {
   let value: unknown;
+  let text: string;
   try {
-    value = JSON.parse(utf8.decode(bytes));
+    text = utf8.decode(bytes);
+    value = JSON.parse(text);
   } catch {
     const detail = startsWithBom(bytes) ? 'The request body starts with a byte order mark, which JSON sent over a network must not (RFC 8259 section 8.1).' : 'The request body is not valid JSON (UTF-8, RFC 8259).';
     throw new HgError('HG_ERR_INVALID_BODY', { detail });
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw unprocessable([{ pointer: '', detail: 'it must be a JSON object' }]);
+  const repeated = duplicateMember(text);
+  if (repeated !== null) throw unprocessable([{ pointer: repeated, detail: 'is given twice in one object (RFC 7493 section 2.3): the upstream might apply the other value' }]);
   const body = value as Record<string, unknown>;
   const errors: FieldError[] = [];
   for (const name of Object.keys(body)) {

@@ -63,6 +63,15 @@ describe('writes through the gateway', () => {
       assert.deepEqual(fx.upstream.requests, []);
     });
 
+    test('a body naming a field twice is a 422 pointing at it, even spelled with an escape: the upstream might apply the value we did not check', async () => {
+      const twice = await send(url('/api/customers'), 'POST', { ...writer, ...json }, '{"name":"N","status":"active","status":"x"}');
+      assertProblem(twice, { status: 422, code: 'HG_ERR_UNPROCESSABLE' });
+      assert.deepEqual((twice.json() as { errors: unknown }).errors, [{ pointer: '/status', detail: 'is given twice in one object (RFC 7493 section 2.3): the upstream might apply the other value' }]);
+      const escaped = await send(url('/api/customers/5'), 'PATCH', { ...writer, ...mergePatch, 'if-match': '"x"' }, '{"name":"N","\\u006eame":"M"}');
+      assertProblem(escaped, { status: 422, code: 'HG_ERR_UNPROCESSABLE' });
+      assert.deepEqual(fx.upstream.requests, []);
+    });
+
     test('a body in a content coding is a 415 asking for it uncoded (Accept-Encoding: identity), gzip or a label alone; identity is taken', async () => {
       const record = '{"name":"N","status":"active"}';
       const gzipped = await send(url('/api/customers'), 'POST', { ...writer, ...json, 'content-encoding': 'gzip' }, gzipSync(record));
