@@ -48,9 +48,19 @@ function codedBody(): HgError {
   });
 }
 
-/** No Content-Encoding, or only `identity` (RFC 9110 section 8.4.1: no coding). */
+/**
+ * No Content-Encoding, or a list naming only `identity` (RFC 9110 section 8.4.1: no coding).
+ * The field is a list (`#content-coding`): repeated fields arrive joined with commas, and empty
+ * elements must be ignored (section 5.6.1.2), so `identity, identity` and an empty value are no
+ * coding either.
+ */
 function isIdentityCoding(value: string | undefined): boolean {
-  return value === undefined || value.trim().toLowerCase() === 'identity';
+  if (value === undefined) return true;
+  for (const element of value.split(',')) {
+    const coding = element.trim().toLowerCase();
+    if (coding !== '' && coding !== 'identity') return false;
+  }
+  return true;
 }
 
 /** What writes need besides the kit and the access rules. */

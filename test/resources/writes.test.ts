@@ -86,6 +86,18 @@ describe('writes through the gateway', () => {
       assert.equal(identity.status, 201);
     });
 
+    test('a Content-Encoding list of identity alone, or empty (RFC 9110 sections 5.6.1 and 8.4), is no coding: the write is taken; a list naming gzip is still a 415', async () => {
+      const record = '{"name":"N","status":"active"}';
+      fx.upstream.on('POST /customers', { kind: 'json', status: 201, body: { id: 901, name: 'N', status: 'active' } });
+      for (const coding of ['identity, identity', 'identity,', ' , IDENTITY ', '']) {
+        const res = await send(url('/api/customers'), 'POST', { ...writer, ...json, 'content-encoding': coding }, record);
+        assert.equal(res.status, 201, `Content-Encoding: ${JSON.stringify(coding)}: ${res.text}`);
+      }
+      const listed = await send(url('/api/customers'), 'POST', { ...writer, ...json, 'content-encoding': 'identity, gzip' }, gzipSync(record));
+      assertProblem(listed, { status: 415, code: 'HG_ERR_UNSUPPORTED_MEDIA_TYPE', headers: { 'accept-encoding': 'identity' } });
+      assert.equal(writesSent().length, 4);
+    });
+
     test('malformed JSON is 400; a body that is not an object, sets an unexposed field or changes the id is a 422 naming the field', async () => {
       assertProblem(await send(url('/api/customers'), 'POST', { ...writer, ...json }, '{"name":'), { status: 400, code: 'HG_ERR_INVALID_BODY' });
       const array = await send(url('/api/customers'), 'POST', { ...writer, ...json }, '[1,2]');
