@@ -67,6 +67,20 @@ describe('hostile input: headers and protocol', () => {
     });
   }
 
+  test('Host forms real clients and probes send are served: an IPv6 literal with a zone id (RFC 6874), a trailing dot, upper case, an underscore name, an empty port', async () => {
+    for (const value of ['[fe80::1%25eth0]:8080', 'example.com.', 'API.EXAMPLE.COM', '_', 'host:']) {
+      const answer = await rawAnswer(w.fx.gw.port, `${line()}Host: ${value}\r\nAuthorization: Bearer ${w.token}\r\n${close}`);
+      assert.equal(answer.status, 200, `Host: ${value}`);
+    }
+  });
+
+  test('an HTTP/1.0 request may leave Host out, but one it sends must be a host', async () => {
+    const without = await rawAnswer(w.fx.gw.port, `GET /api/customers/1 HTTP/1.0\r\nAuthorization: Bearer ${w.token}\r\n\r\n`);
+    assert.equal(without.status, 200);
+    const bad = await rawAnswer(w.fx.gw.port, `GET /api/customers/1 HTTP/1.0\r\nHost: a b c\r\nAuthorization: Bearer ${w.token}\r\n\r\n`);
+    assertProblem(bad, badHost);
+  });
+
   test('Host values of every valid shape are served: a name with a port, IPv4, an IPv6 literal, punycode, an empty value', async () => {
     for (const value of ['api.example.com:8443', '127.0.0.1:80', '[::1]:8080', 'xn--bcher-kva.example', '']) {
       const answer = await rawAnswer(w.fx.gw.port, `${line()}Host: ${value}\r\nAuthorization: Bearer ${w.token}\r\n${close}`);
