@@ -185,7 +185,7 @@ function problemAnswer(err: HgError): IdempotentAnswer {
 /**
  * A write of one declared resource, start to end. Everything that can refuse it without the
  * upstream does so first, before a byte is read or sent: the route (404), the token, its write
- * scope and the owner rule (401/403), Accept (406), If-Match (400, 428), the media type (415),
+ * scope and the owner rule (401/403), Accept (406), If-Match (400, 428), the media type and coding (415),
  * Idempotency-Key (400), the body's size (413, while it streams), its JSON (400) and its fields and
  * schema (422). Then a known Idempotency-Key replays its answer (or 409/422), and the write goes
  * upstream. Whatever the upstream then did (or may have done), the cache is told: the item in every
