@@ -58,9 +58,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
   #controller: Dispatcher.DispatchController | null = null;
   #abortedWith: Error | null = null;
   #headers: ResponseHeaders = NO_HEADERS;
-  #keep = false;
-  /** The head is in and its body is being drained: the head is the answer whatever the body does. */
-  #draining = false;
+  /** The plan for the body once the head is in (null before): `drain` makes the head the answer whatever the body does. */
+  #bodyPlan: BodyPlan | null = null;
   #chunks: Buffer[] = [];
   #size = 0;
   readonly #limit: number;
@@ -78,7 +77,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
   /** Fails the exchange with `reason` and drops its connection (now, or when it gets one); while a body drains, settles with its head instead. */
   abort(reason: Error): void {
     if (this.#settled) return;
-    if (this.#draining) {
+    if (this.#bodyPlan === 'drain') {
       this.#finish(null);
       this.#controller?.abort(reason);
       return;
@@ -105,8 +104,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
       controller.abort(REFUSED);
       return;
     }
-    this.#keep = plan === 'keep';
-    this.#draining = plan === 'drain';
+    this.#bodyPlan = plan;
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -117,12 +115,12 @@ export class Exchange implements Dispatcher.DispatchHandler {
       controller.abort(OVER_LIMIT);
       return;
     }
-    if (this.#keep) this.#chunks.push(chunk);
+    if (this.#bodyPlan === 'keep') this.#chunks.push(chunk);
   }
 
   onResponseEnd(): void {
     if (this.#settled) return;
-    if (!this.#keep) return this.#finish(null);
+    if (this.#bodyPlan !== 'keep') return this.#finish(null);
     const chunks = this.#chunks;
     // One chunk (the common case for a small record) is handed over as it is: no copy.
     this.#finish(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.#size));
@@ -130,7 +128,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
 
   onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
     if (this.#settled) return;
-    if (this.#draining) return this.#finish(null);
+    if (this.#bodyPlan === 'drain') return this.#finish(null);
     this.#settled = true;
     this.#reject(error);
   }
