@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { errors, jwtVerify, type JWTPayload } from 'jose';
 import { GrowingLru } from '../cache/growing-lru.ts';
 import type { Clock } from '../clock.ts';
@@ -12,7 +13,7 @@ import { KeysUnavailableError } from './remote-keys.ts';
 import { scopesOf } from './scopes.ts';
 
 /**
- * What a verified token says about its bearer; cached by the token (see KEY_CHARS). Only what the
+ * What a verified token says about its bearer; cached by the token's digest (see keyOf). Only what the
  * gateway reads is kept, never the payload: with 100,000 tokens cached this is most of the token
  * cache's memory. (Claims forwarded upstream would be one more field here, filled from a
  * configured list of claim names, and charged in `entryBytes`.)
@@ -28,79 +29,65 @@ export interface Principal {
 }
 
 /**
- * A verified token as the cache keeps it: the principal itself, with the whole token (private: a
- * principal shows only what the gateway reads) so a lookup by its tail still compares all of it.
- * One object per token, ~40 bytes less than a token beside a principal.
+ * A verified token as the cache keeps it: what the gateway reads, not the token. The cache is
+ * keyed by the token's SHA-256, so an entry costs the same whatever the token's length (a token
+ * is 300-1,000+ characters; kept whole it was ~60% of an entry, bench/RESULTS.md, memory).
  */
 class VerifiedToken implements Principal {
   readonly subject: string | undefined;
   readonly scopes: ReadonlySet<string>;
   readonly expiresAtMs: number;
   readonly claims: readonly ClaimValue[];
-  readonly #token: string;
 
-  constructor(token: string, subject: string | undefined, scopes: ReadonlySet<string>, expiresAtMs: number, claims: readonly ClaimValue[]) {
-    this.#token = token;
+  constructor(subject: string | undefined, scopes: ReadonlySet<string>, expiresAtMs: number, claims: readonly ClaimValue[]) {
     this.subject = subject;
     this.scopes = scopes;
     this.expiresAtMs = expiresAtMs;
     this.claims = claims;
   }
-
-  /** The token (for the cache key: a slice of this copy, not of the request's header). */
-  get token(): string {
-    return this.#token;
-  }
-
-  /** Is this the principal of exactly this token? */
-  of(token: string): boolean {
-    return this.#token === token;
-  }
 }
 
 /**
- * Characters of a token's end (its signature's) that key the cache. Hashing a fresh ~300-character
- * token string on every request cost ~430 ns against ~110-150 ns for 16 characters plus a full
- * comparison (bench/micro, token-cache). The comparison keeps it exact: a token that only shares
- * the tail with a cached one is a miss and is verified; two valid tokens sharing 16 characters of
- * signature (96 bits) would only evict each other.
+ * The cache key of a token: its SHA-256 as a 32-character Latin-1 string ('binary'). Exact, as the token
+ * itself would be (finding two tokens with one digest is finding a SHA-256 collision), where a
+ * key of the token's tail needed the whole token kept to compare. ~0.5 µs a lookup (node:crypto's
+ * one-shot hash); a connection that brings the same token again skips it (see ConnectionToken).
  */
-const KEY_CHARS = 16;
-
 function keyOf(token: string): string {
-  return token.length > KEY_CHARS ? token.slice(-KEY_CHARS) : token;
+  return hash('sha256', token, 'binary');
 }
 
 /**
- * The token as a string of its own. The one a request brings is a slice of its Authorization
- * header: kept as is, it would keep "Bearer " and V8's slice object alive with it (~40 bytes more a
- * cached token). Made once per verification (~0.5 µs beside ~90 µs of ES256).
+ * The last token a connection brought and its principal. A keep-alive client sends the same
+ * token request after request: compared whole, it finds its principal with no digest and no
+ * lookup. Kept per verifier (a reload's new verifier starts empty) and only for a token the
+ * cache holds, so it answers only what a cache lookup would; one per connection, gone with it.
  */
-function ownCopy(token: string): string {
-  return Buffer.from(token, 'latin1').toString('latin1');
+interface ConnectionToken {
+  token: string;
+  principal: VerifiedToken;
 }
 
 /** Distinct kept-scope sets remembered for sharing; past this the table starts over (it is only a saving). */
 const MAX_SHARED_SCOPE_SETS = 1024;
 
 /**
- * What a cache entry costs besides the token's characters, in bytes: the LRU's slot in its arrays
- * and key map, the 16-character key and the principal (which is the cached entry itself), the
- * token kept as a string of its own. Measured with 20,000 250-character ES256 tokens on Node 20
- * (heap growth after GC): 511 bytes a token in all, ~260 besides its characters, so 256 plus the
- * claims' charge below errs high, never low.
+ * What a cache entry costs, in bytes: the LRU's slot in its arrays and key map, the 32-character
+ * digest key and the principal (which is the cached entry itself). Measured with 20,000 308-character
+ * ES256 tokens through a gateway on Node 20 (heap growth after GC): 257 bytes a token in all, with
+ * a 12-character subject; so 256 plus the subject's and claims' charge below errs high, never low.
  */
 const ENTRY_BYTES = 256;
 
 /**
- * Bytes one entry is charged: the token's characters (one byte each: base64url), the subject's
- * and the kept claims' (two each, in case they are two-byte strings; 8 per slot), and ENTRY_BYTES.
+ * Bytes one entry is charged: the subject's and the kept claims' characters (two each, in case
+ * they are two-byte strings; 8 per slot), and ENTRY_BYTES. Not the token's: it is not kept.
  * The kept scope set is shared and bounded apart (MAX_SHARED_SCOPE_SETS sets of at most keptScopes each).
  */
-function entryBytes(token: string, principal: Principal): number {
+function entryBytes(principal: Principal): number {
   let claims = 0;
   for (const value of principal.claims) claims += 8 + (typeof value === 'string' ? 2 * value.length : 0);
-  return ENTRY_BYTES + token.length + 2 * (principal.subject?.length ?? 0) + claims;
+  return ENTRY_BYTES + 2 * (principal.subject?.length ?? 0) + claims;
 }
 
 /** RFC 8725 section 3.11 / RFC 9068: an access token's `typ`, when present, must say JWT. */
@@ -139,6 +126,7 @@ export class TokenVerifier {
   readonly #maxTokenBytes: number;
   readonly #scopeSets = new Map<string, ReadonlySet<string>>();
   readonly #pending = new Map<string, Promise<Principal>>();
+  readonly #byConnection = new WeakMap<object, ConnectionToken>();
   /** Cache hits and verification results, read by /metrics. */
   readonly tally: TokenTally;
 
@@ -169,17 +157,35 @@ export class TokenVerifier {
     return this.#cache.calculatedSize;
   }
 
-  /** The hot path: a token verified before and not yet expired. No crypto, no promise. */
-  cached(token: string): Principal | undefined {
-    const key = keyOf(token);
-    const principal = this.#cache.get(key);
-    if (principal === undefined || !principal.of(token)) return undefined;
-    if (principal.expiresAtMs > this.#clock.now()) {
-      this.tally.cacheHits++;
-      return principal;
+  /**
+   * The hot path: a token verified before and not yet expired. No crypto, no promise. `connection`
+   * (the request's socket) remembers the token it last brought, so its next request with the same
+   * token is found by one comparison (ConnectionToken).
+   */
+  cached(token: string, connection?: object): Principal | undefined {
+    let last = connection === undefined ? undefined : this.#byConnection.get(connection);
+    let principal: VerifiedToken | undefined;
+    let key: string | undefined;
+    if (last !== undefined && last.token === token) {
+      principal = last.principal;
+    } else {
+      key = keyOf(token);
+      principal = this.#cache.get(key);
+      if (principal === undefined) return undefined;
     }
-    this.#cache.delete(key);
-    return undefined;
+    if (principal.expiresAtMs <= this.#clock.now()) {
+      this.#cache.delete(key ?? keyOf(token));
+      return undefined;
+    }
+    this.tally.cacheHits++;
+    if (key !== undefined && connection !== undefined) {
+      if (last === undefined) this.#byConnection.set(connection, (last = { token, principal }));
+      else {
+        last.token = token;
+        last.principal = principal;
+      }
+    }
+    return principal;
   }
 
   /** The checked scopes the token has, as a set shared by every token with the same ones. */
@@ -231,10 +237,10 @@ export class TokenVerifier {
     }
     this.tally.verified++;
     // jose does not check that `sub` is a string (RFC 7519 section 4.1.2 says it is): anything else is no subject.
-    const principal = new VerifiedToken(ownCopy(token), typeof payload.sub === 'string' ? payload.sub : undefined, this.#keptScopesOf(payload), (payload.exp ?? 0) * 1000, this.#claims.keep(payload));
+    const principal = new VerifiedToken(typeof payload.sub === 'string' ? payload.sub : undefined, this.#keptScopesOf(payload), (payload.exp ?? 0) * 1000, this.#claims.keep(payload));
     // Envoy's jwt_authn caches no token over 4 KB either: a few such tokens would crowd out many.
     if (principal.expiresAtMs > nowMs && token.length <= this.#maxTokenBytes) {
-      this.#cache.set(keyOf(principal.token), principal, { size: entryBytes(token, principal) });
+      this.#cache.set(keyOf(token), principal, { size: entryBytes(principal) });
     }
     return principal;
   }

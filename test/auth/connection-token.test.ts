@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import { Client } from 'undici';
+import { configWith, mergeConfig } from '../../src/config/load.ts';
+import { startFixture, type Fixture } from '../helpers/fixture.ts';
+
+/**
+ * A connection remembers the token it last brought (verifier.ts, ConnectionToken): the next
+ * request with that token skips the digest. Every request is still authorized on its own: by its
+ * own token, at the clock's time, under the running verification settings.
+ */
+describe('the token a connection brought last', () => {
+  let fx: Fixture;
+  let client: Client;
+  let connects: number;
+  before(async () => {
+    fx = await startFixture({ auth: { clockToleranceSeconds: 0 } });
+  });
+  after(() => fx.close());
+  beforeEach(() => {
+    // One connection (no pipelining): every request below travels on the same socket.
+    client = new Client(fx.gw.url, { pipelining: 1 });
+    connects = 0;
+    client.on('connect', () => connects++);
+  });
+  afterEach(() => client.close());
+
+  async function status(token: string): Promise<number> {
+    const res = await client.request({ method: 'GET', path: '/api/customers/1', headers: { authorization: `Bearer ${token}` } });
+    await res.body.dump();
+    return res.statusCode;
+  }
+
+  test('tokens taking turns on one connection are each answered as their own', async () => {
+    const reader = await fx.token({ claims: { sub: 'reader' } });
+    const other = await fx.token({ claims: { sub: 'other', scope: 'orders:read' } });
+    const answers: number[] = [];
+    for (let i = 0; i < 3; i++) answers.push(await status(reader), await status(reader), await status(other), await status(other));
+    assert.deepEqual(answers, [200, 200, 403, 403, 200, 200, 403, 403, 200, 200, 403, 403]);
+    assert.equal(connects, 1);
+  });
+
+  test('a token changed in one character after the one the connection brought is verified, and refused', async () => {
+    const token = await fx.token();
+    const [head, payload, signature] = token.split('.') as [string, string, string];
+    const flip = (s: string, at: number): string => s.slice(0, at) + (s[at] === 'A' ? 'B' : 'A') + s.slice(at + 1);
+    for (let i = 0; i < 3; i++) assert.equal(await status(token), 200);
+    assert.equal(await status(`${head}.${payload}.${flip(signature, 40)}`), 401);
+    assert.equal(await status(token), 200);
+    assert.equal(await status(`${head}.${flip(payload, 10)}.${signature}`), 401);
+    assert.equal(await status(token), 200);
+    assert.equal(connects, 1);
+  });
+
+  test("the connection's token stops working at its exp", async () => {
+    const token = await fx.token({ expiresIn: 30 });
+    for (let i = 0; i < 3; i++) assert.equal(await status(token), 200);
+    fx.clock.advance(29_000);
+    assert.equal(await status(token), 200);
+    fx.clock.advance(1_000);
+    assert.equal(await status(token), 401);
+    assert.equal(connects, 1);
+  });
+
+  test('a reload that changes how tokens are verified verifies the connection\'s token again', async () => {
+    const token = await fx.token();
+    for (let i = 0; i < 3; i++) assert.equal(await status(token), 200);
+    const before = fx.gw.gateway.config;
+    await fx.gw.gateway.reload(configWith(mergeConfig(before, { auth: { issuer: 'https://issuer.elsewhere.example' } })));
+    try {
+      assert.equal(await status(token), 401);
+    } finally {
+      await fx.gw.gateway.reload(before);
+    }
+    assert.equal(await status(token), 200);
+    assert.equal(connects, 1);
+  });
+});
