@@ -14,7 +14,7 @@ import type { Principal, TokenVerifier } from './verifier.ts';
  */
 export function authorize(req: IncomingMessage, verifier: TokenVerifier, auth: AuthConfig, scope: string): Principal | Promise<Principal> {
   const token = readBearerToken(req, auth.maxTokenBytes);
-  const cached = verifier.cached(token, req.socket);
+  const cached = verifier.cached(token);
   if (cached !== undefined) return requireScope(req, cached, scope);
   return verifier.verify(token).then((principal) => requireScope(req, principal, scope));
 }
@@ -58,7 +58,7 @@ export function authorizeLimited(req: IncomingMessage, verifier: TokenVerifier, 
   } catch (err) {
     return charged(req, limiter, address, err);
   }
-  const cached = verifier.cached(token, req.socket);
+  const cached = verifier.cached(token);
   if (cached !== undefined) return settle(req, limiter, address, cached, scope, false);
   return decided(limiter.take(undefined, address), () =>
     verifier.verify(token).then(

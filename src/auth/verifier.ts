@@ -38,34 +38,63 @@ class VerifiedToken implements Principal {
   readonly scopes: ReadonlySet<string>;
   readonly expiresAtMs: number;
   readonly claims: readonly ClaimValue[];
+  readonly #slot: number;
 
-  constructor(subject: string | undefined, scopes: ReadonlySet<string>, expiresAtMs: number, claims: readonly ClaimValue[]) {
+  constructor(subject: string | undefined, scopes: ReadonlySet<string>, expiresAtMs: number, claims: readonly ClaimValue[], slot: number) {
+    this.#slot = slot;
     this.subject = subject;
     this.scopes = scopes;
     this.expiresAtMs = expiresAtMs;
     this.claims = claims;
   }
+
+  /** The token's slot in the recent-token table (recentSlot), cleared when the cache drops the token. */
+  get slot(): number {
+    return this.#slot;
+  }
 }
 
 /**
- * The cache key of a token: its SHA-256 as a 32-character Latin-1 string ('binary'). Exact, as the token
- * itself would be (finding two tokens with one digest is finding a SHA-256 collision), where a
- * key of the token's tail needed the whole token kept to compare. ~0.5 µs a lookup (node:crypto's
- * one-shot hash); a connection that brings the same token again skips it (see ConnectionToken).
+ * The cache key of a token: its SHA-256 as a 32-character Latin-1 string ('binary'). Exact, as the
+ * token itself would be (two tokens with one digest would be a SHA-256 collision), where a key of
+ * the token's tail needed the whole token kept to compare. ~0.6 µs a lookup (node:crypto's one-shot
+ * hash): a token used lately is found in the recent-token table first, without it.
  */
 function keyOf(token: string): string {
   return hash('sha256', token, 'binary');
 }
 
+/** Slots of the recent-token table, 2^16 (a 256 KB array): 10,000 tokens in use leave ~93% of them a slot of their own. */
+const RECENT_BITS = 16;
+const RECENT_SLOTS = 1 << RECENT_BITS;
 /**
- * The last token a connection brought and its principal. A keep-alive client sends the same
- * token request after request: compared whole, it finds its principal with no digest and no
- * lookup. Kept per verifier (a reload's new verifier starts empty) and only for a token the
- * cache holds, so it answers only what a cache lookup would; one per connection, gone with it.
+ * Most bytes the recent-token table holds (its tokens' characters and ~64 bytes each for the
+ * string and slot), and never more than an eighth of auth.tokenCacheMaxBytes: long tokens fill
+ * fewer slots, never more memory. The cache's own bound does not count them.
  */
-interface ConnectionToken {
-  token: string;
-  principal: VerifiedToken;
+const RECENT_MAX_BYTES = 4 * 1024 * 1024;
+const RECENT_SLOT_BYTES = 64;
+
+/**
+ * A token's slot in the recent-token table: three characters before the last of its signature
+ * (the last may carry padding bits only), random for a signed token, mixed into RECENT_BITS bits. Tokens
+ * that share a slot only take turns in it: each is found by its digest when the other holds it.
+ */
+export function recentSlot(token: string): number {
+  const n = token.length;
+  const chars = token.charCodeAt(n - 2) | (token.charCodeAt(n - 3) << 8) | (token.charCodeAt(n - 4) << 16);
+  return Math.imul(chars, 0x9e3779b1) >>> (32 - RECENT_BITS);
+}
+
+/** A token and its principal in the recent-token table: the token kept whole, to compare. */
+class RecentToken {
+  readonly token: string;
+  readonly principal: VerifiedToken;
+
+  constructor(token: string, principal: VerifiedToken) {
+    this.token = token;
+    this.principal = principal;
+  }
 }
 
 /** Distinct kept-scope sets remembered for sharing; past this the table starts over (it is only a saving). */
@@ -126,7 +155,14 @@ export class TokenVerifier {
   readonly #maxTokenBytes: number;
   readonly #scopeSets = new Map<string, ReadonlySet<string>>();
   readonly #pending = new Map<string, Promise<Principal>>();
-  readonly #byConnection = new WeakMap<object, ConnectionToken>();
+  /**
+   * The tokens used lately, whole, one per slot (recentSlot): a hit is a comparison, no digest
+   * and no LRU lookup. Bounded by RECENT_SLOTS whatever the cache's size, and filled only with
+   * tokens the cache holds or has just verified, so it answers only what the cache would.
+   */
+  readonly #recent: (RecentToken | undefined)[] = new Array<RecentToken | undefined>(RECENT_SLOTS);
+  readonly #recentMaxBytes: number;
+  #recentBytes = 0;
   /** Cache hits and verification results, read by /metrics. */
   readonly tally: TokenTally;
 
@@ -135,7 +171,9 @@ export class TokenVerifier {
     this.tally = tally;
     this.#keys = keys;
     this.#clock = clock;
-    this.#cache = new GrowingLru<string, VerifiedToken>(auth.tokenCacheMaxEntries, { maxSize: auth.tokenCacheMaxBytes });
+    // A token the cache drops (evicted, expired) leaves the recent-token table too: it answers only what the cache would.
+    this.#cache = new GrowingLru<string, VerifiedToken>(auth.tokenCacheMaxEntries, { maxSize: auth.tokenCacheMaxBytes, dispose: (principal) => this.#forget(principal) });
+    this.#recentMaxBytes = Math.min(RECENT_MAX_BYTES, Math.floor(auth.tokenCacheMaxBytes / 8));
     this.#claims = claims;
     this.#keptScopes = [...new Set(keptScopes)];
     this.#maxTokenBytes = auth.tokenCacheMaxTokenBytes;
@@ -152,40 +190,50 @@ export class TokenVerifier {
     return this.#cache.size;
   }
 
+  /** Bytes the recent-token table holds (RECENT_MAX_BYTES, or an eighth of auth.tokenCacheMaxBytes, at most). */
+  get recentBytes(): number {
+    return this.#recentBytes;
+  }
+
   /** Bytes charged to the cached tokens (bounded by auth.tokenCacheMaxBytes). */
   get cachedBytes(): number {
     return this.#cache.calculatedSize;
   }
 
-  /**
-   * The hot path: a token verified before and not yet expired. No crypto, no promise. `connection`
-   * (the request's socket) remembers the token it last brought, so its next request with the same
-   * token is found by one comparison (ConnectionToken).
-   */
-  cached(token: string, connection?: object): Principal | undefined {
-    let last = connection === undefined ? undefined : this.#byConnection.get(connection);
+  /** The hot path: a token verified before and not yet expired. No crypto, no promise. */
+  cached(token: string): Principal | undefined {
+    const slot = recentSlot(token);
+    const recent = this.#recent[slot];
     let principal: VerifiedToken | undefined;
-    let key: string | undefined;
-    if (last !== undefined && last.token === token) {
-      principal = last.principal;
-    } else {
-      key = keyOf(token);
-      principal = this.#cache.get(key);
+    if (recent !== undefined && recent.token === token) principal = recent.principal;
+    else {
+      principal = this.#cache.get(keyOf(token));
       if (principal === undefined) return undefined;
     }
     if (principal.expiresAtMs <= this.#clock.now()) {
-      this.#cache.delete(key ?? keyOf(token));
+      // Leaves the recent-token table as well (dispose).
+      this.#cache.delete(keyOf(token));
       return undefined;
     }
     this.tally.cacheHits++;
-    if (key !== undefined && connection !== undefined) {
-      if (last === undefined) this.#byConnection.set(connection, (last = { token, principal }));
-      else {
-        last.token = token;
-        last.principal = principal;
-      }
-    }
+    if (recent?.principal !== principal) this.#remember(token, principal);
     return principal;
+  }
+
+  /** Puts a cached token in its slot of the recent-token table, in place of the one there, within its byte bound. */
+  #remember(token: string, principal: VerifiedToken): void {
+    const held = this.#recent[principal.slot];
+    const bytes = this.#recentBytes - (held === undefined ? 0 : held.token.length + RECENT_SLOT_BYTES) + token.length + RECENT_SLOT_BYTES;
+    if (bytes > this.#recentMaxBytes) return;
+    this.#recentBytes = bytes;
+    this.#recent[principal.slot] = new RecentToken(token, principal);
+  }
+
+  #forget(principal: VerifiedToken): void {
+    const held = this.#recent[principal.slot];
+    if (held?.principal !== principal) return;
+    this.#recentBytes -= held.token.length + RECENT_SLOT_BYTES;
+    this.#recent[principal.slot] = undefined;
   }
 
   /** The checked scopes the token has, as a set shared by every token with the same ones. */
@@ -237,10 +285,13 @@ export class TokenVerifier {
     }
     this.tally.verified++;
     // jose does not check that `sub` is a string (RFC 7519 section 4.1.2 says it is): anything else is no subject.
-    const principal = new VerifiedToken(typeof payload.sub === 'string' ? payload.sub : undefined, this.#keptScopesOf(payload), (payload.exp ?? 0) * 1000, this.#claims.keep(payload));
+    const principal = new VerifiedToken(typeof payload.sub === 'string' ? payload.sub : undefined, this.#keptScopesOf(payload), (payload.exp ?? 0) * 1000, this.#claims.keep(payload), recentSlot(token));
     // Envoy's jwt_authn caches no token over 4 KB either: a few such tokens would crowd out many.
     if (principal.expiresAtMs > nowMs && token.length <= this.#maxTokenBytes) {
-      this.#cache.set(keyOf(token), principal, { size: entryBytes(principal) });
+      const key = keyOf(token);
+      this.#cache.set(key, principal, { size: entryBytes(principal) });
+      // Unless the cache refused it (larger than its whole bound).
+      if (this.#cache.peek(key) === principal) this.#remember(token, principal);
     }
     return principal;
   }

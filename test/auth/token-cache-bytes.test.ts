@@ -46,6 +46,8 @@ describe('the verified-token cache by bytes', () => {
     const perToken = verifier.cachedBytes / kept.length;
     assert.ok(perToken >= 256 && perToken < 400, `${perToken} bytes charged a token of ${(tokens[0] as string).length} characters`);
     assert.equal(sample(await fx.gw.gateway.metrics.text(), 'hypergate_token_cache_bytes'), verifier.cachedBytes);
+    // The recent-token table keeps tokens whole: within an eighth of the cache's bound, so two or so of these.
+    assert.ok(verifier.recentBytes > 0 && verifier.recentBytes <= MAX_BYTES / 8, `${verifier.recentBytes} bytes in the recent-token table`);
   });
 
   test('a token longer than auth.tokenCacheMaxTokenBytes (4096) is verified on every request, never cached', async () => {

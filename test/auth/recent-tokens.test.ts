@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import { Client } from 'undici';
+import { recentSlot } from '../../src/auth/verifier.ts';
 import { configWith, mergeConfig } from '../../src/config/load.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 
 /**
- * A connection remembers the token it last brought (verifier.ts, ConnectionToken): the next
- * request with that token skips the digest. Every request is still authorized on its own: by its
- * own token, at the clock's time, under the running verification settings.
+ * The verifier keeps the tokens used lately whole, one per slot (verifier.ts, recent-token
+ * table): a request whose token is there skips the digest. Every request is still authorized on
+ * its own: by its own token, at the clock's time, under the running verification settings.
  */
-describe('the token a connection brought last', () => {
+describe('the recent-token table', () => {
   let fx: Fixture;
   let client: Client;
   let connects: number;
@@ -30,6 +31,24 @@ describe('the token a connection brought last', () => {
     await res.body.dump();
     return res.statusCode;
   }
+
+  test('two tokens of one slot, taking turns, are each answered as their own', async () => {
+    // Enough of each kind that two of them share a slot (of 65,536): ~10 pairs expected among 800 × 800.
+    const readers = new Map<number, string>();
+    let pair: [string, string] | undefined;
+    for (let i = 0; i < 2000 && pair === undefined; i++) {
+      const reader = await fx.token({ claims: { sub: `reader-${i}` } });
+      readers.set(recentSlot(reader), reader);
+      const other = await fx.token({ claims: { sub: `other-${i}`, scope: 'orders:read' } });
+      const same = readers.get(recentSlot(other));
+      if (same !== undefined) pair = [same, other];
+    }
+    assert.ok(pair !== undefined, 'no two tokens shared a slot');
+    const [reader, other] = pair;
+    const answers: number[] = [];
+    for (let i = 0; i < 3; i++) answers.push(await status(reader), await status(reader), await status(other), await status(other));
+    assert.deepEqual(answers, [200, 200, 403, 403, 200, 200, 403, 403, 200, 200, 403, 403]);
+  });
 
   test('tokens taking turns on one connection are each answered as their own', async () => {
     const reader = await fx.token({ claims: { sub: 'reader' } });
