@@ -131,7 +131,7 @@ export class ResourceKit {
     const now = clock.now();
     const hit = cache.fresh(path, now);
     if (hit !== undefined) {
-      const rep = hit.variants[format] ?? this.#variant(path, hit, format, source);
+      const rep = hit.variant(format) ?? this.#variant(path, hit, format, source);
       res.cacheOutcome = 'hit';
       return writeRepresentation(req, res, rep, now);
     }
@@ -148,7 +148,7 @@ export class ResourceKit {
     if (next === null) throw source.notFound();
     // Only in place of the entry it was made from: a newer one may have been stored meanwhile.
     if (this.#ctx.cache.get(path) === entry) this.#ctx.cache.set(path, next);
-    return next.variants[format] as Representation;
+    return next.variant(format) as Representation;
   }
 
   /**
@@ -229,7 +229,7 @@ export class ResourceKit {
       return;
     }
     res.upstreamMs = performance.now() - started;
-    const rep = entry.variants[format] ?? this.#variant(path, entry, format, source);
+    const rep = entry.variant(format) ?? this.#variant(path, entry, format, source);
     const now = this.#ctx.clock.now();
     // Stored as `storable` decides: not no-store, and not stale on arrival (an upstream max-age=0 or invalid freshness).
     writeRepresentation(req, res, rep, now, missStatus(rep.cacheControl !== 'no-store' && rep.expiresAtMs > now, collapsed));
@@ -243,7 +243,7 @@ export class ResourceKit {
 
   /** Writes a stale entry with its true Age (above max-age) and says so in Cache-Status. */
   #serveStale(req: IncomingMessage, res: HgResponse, path: string, entry: CacheEntry, format: number, source: Source, now: number, reason: StaleReason, forwarded: boolean): void {
-    const rep = entry.variants[format] ?? this.#variant(path, entry, format, source);
+    const rep = entry.variant(format) ?? this.#variant(path, entry, format, source);
     res.cacheOutcome = 'stale';
     this.#ctx.cache.tally.stale++;
     writeRepresentation(req, res, rep, now, staleStatus(rep.lifetimeSeconds - rep.ageAt(now), reason, forwarded));
@@ -288,11 +288,11 @@ export class ResourceKit {
 
   /** The representation of an entry in format `index`, rendered when the entry lacks it (not stored: a write's answer). */
   variantOf(entry: CacheEntry, index: number): Representation {
-    const have = entry.variants[index];
+    const have = entry.variant(index);
     if (have !== undefined) return have;
     const next = entry.withFormat(index, (body, contentType, like, etag) => new Representation(body, contentType, like.cacheControl, like.storedAtMs, like.expiresAtMs, like.vary, like.staleAllowed, etag));
     if (next === null) throw new Error('a cached absence has no representation');
-    return next.variants[index] as Representation;
+    return next.variant(index) as Representation;
   }
 
   /**

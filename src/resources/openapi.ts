@@ -28,7 +28,7 @@ export function openApiRoutes(ctx: GatewayContext, kit: ResourceKit, access: Acc
   const serve = (req: IncomingMessage, res: HgResponse): void => {
     if (!acceptsJson(req.headers.accept)) throw new HgError('HG_ERR_NOT_ACCEPTABLE', { detail: 'This resource is available as application/json.' });
     const now = clock.now();
-    let rep = cache.fresh(OPENAPI_PATH, now)?.variants[JSON_INDEX];
+    let rep = cache.fresh(OPENAPI_PATH, now)?.variant(JSON_INDEX);
     if (rep === undefined) {
       body ??= JSON.stringify(
         generateOpenApi(routes(), {

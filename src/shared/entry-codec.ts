@@ -39,7 +39,7 @@ export function encodeEntry(entry: CacheEntry, nowMs: number): string | null {
   const age = Math.max(0, nowMs - entry.storedAtMs);
   const groups = entry.groups;
   if (entry.absent) return `${JSON.stringify({ a: age, t: ttl, s: 0, g: groups, r: null, x: 1 } satisfies Meta)}\n`;
-  const json = entry.variants[JSON_INDEX];
+  const json = entry.variant(JSON_INDEX);
   if (json === undefined) return null;
   const validator = entry.validator;
   const meta: Meta = { a: age, t: ttl, e: json.etag, c: json.cacheControl, s: entry.staleAllowed ? 1 : 0, g: groups, r: entry.embeddedRel, ...(validator === null ? {} : { u: validator.upstream, f: validator.suffixes }) };
