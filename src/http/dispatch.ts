@@ -10,9 +10,11 @@ import { markBusy, markIdle } from './keep-alive.ts';
 import type { CorsPolicy } from './cors.ts';
 import { WRITE_BODY_TYPES } from './media-type.ts';
 import { sendProblem } from './problem.ts';
+import { routableTarget } from './request-target.ts';
 import { HgRequest, type HgResponse } from './response.ts';
 import type { Router } from './router.ts';
 
+const SLASH = 0x2f;
 const BAD_HOST = 'An HTTP/1.1 request needs exactly one Host header, holding a host name or address and an optional port.';
 
 /**
@@ -128,7 +130,7 @@ export function createDispatcher(
     const incomingId = req.headers['x-request-id'];
     res.requestId = typeof incomingId === 'string' && isSafeRequestId(incomingId) ? incomingId : ids.next();
     if (metrics !== undefined) metrics.inFlight++;
-    const url = req.url ?? '/';
+    let url = req.url ?? '/';
     // A busy keep-alive connection would otherwise carry new requests through the whole drain.
     if (drainState.draining) res.shouldKeepAlive = false;
     // Only writes read a body. Any other is never read: the connection closes after the answer, so
@@ -151,6 +153,12 @@ export function createDispatcher(
       const host = req.headers.host;
       // RFC 9112 section 3.2: an HTTP/1.1 request has exactly one Host with a valid value, else 400.
       if (host === undefined ? req.httpVersionMinor === 1 && req.httpVersionMajor === 1 : !isHostValue(host)) throw new HgError('HG_ERR_BAD_REQUEST', { detail: BAD_HOST });
+      // An origin-form target starts with '/'; any other (absolute-form, RFC 9112 section 3.2.2) is
+      // made origin-form here, once, in req.url itself, so every later reader (routing, the page
+      // query, the cache key, links.self, the access and error logs) sees the path and query the
+      // same request in origin-form has. Nothing needs the raw form later: the authority selects
+      // nothing (request-target.ts), and Host was checked just above, as RFC 9112 asks.
+      if (url.charCodeAt(0) !== SLASH) url = req.url = routableTarget(url);
       const path = pathOf(url);
       if (cors !== null && cors.handle(req, res, router, path)) {
         record(req, res);

@@ -18,6 +18,7 @@ describe('hostile input: headers and protocol', () => {
   const invalidRequest: ExpectedProblem = { status: 400, code: 'HG_ERR_AUTH_INVALID_REQUEST', headers: { 'www-authenticate': CHALLENGE.invalidRequest } };
   const unparsable: ExpectedProblem = { status: 400, code: 'HG_ERR_BAD_REQUEST', headers: { connection: 'close' } };
   const badHost: ExpectedProblem = { status: 400, code: 'HG_ERR_BAD_REQUEST' };
+  const badTarget: ExpectedProblem = { status: 400, code: 'HG_ERR_BAD_REQUEST' };
   const tooLarge: ExpectedProblem = { status: 431, code: 'HG_ERR_HEADERS_TOO_LARGE', headers: { connection: 'close' } };
 
   // [name, raw request bytes, what it must get]
@@ -58,7 +59,7 @@ describe('hostile input: headers and protocol', () => {
     ['a Host with a user-info part', () => `${line()}Host: user@example.com\r\nAuthorization: Bearer ${w.token}\r\n${close}`, badHost],
     ['a raw non-ASCII Host (not punycode)', () => Buffer.from(`${line()}Host: b\xfccher.example\r\nAuthorization: Bearer ${w.token}\r\n${close}`, 'latin1'), badHost],
     ['CONNECT to tunnel elsewhere', () => 'CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n', { status: 405, code: 'HG_ERR_METHOD_NOT_ALLOWED', headers: { allow: 'GET, HEAD', connection: 'close' } }],
-    ['an absolute-form target naming another host', () => `${line('GET', 'http://evil.example/api/customers/1')}${host}Authorization: Bearer ${w.token}\r\n${close}`, { status: 404, code: 'HG_ERR_ROUTE_NOT_FOUND' }],
+    ['an absolute-form target of another scheme', () => `${line('GET', 'ftp://evil.example/api/customers/1')}${host}Authorization: Bearer ${w.token}\r\n${close}`, badTarget],
   ];
   for (const [name, payload, expected] of cases) {
     test(`${name}: ${expected.status} ${expected.code}`, async () => {
@@ -66,6 +67,12 @@ describe('hostile input: headers and protocol', () => {
       await assertStillServes(w.fx.gw.url, w.token);
     });
   }
+
+  test('an absolute-form target naming another host is served as its path here (RFC 9112 section 3.2.2): the authority selects nothing', async () => {
+    const answer = await rawAnswer(w.fx.gw.port, `${line('GET', 'http://evil.example/api/customers/1')}${host}Authorization: Bearer ${w.token}\r\n${close}`);
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal((JSON.parse(answer.text) as { links: { self: string } }).links.self, '/api/customers/1');
+  });
 
   test('Host forms real clients and probes send are served: an IPv6 literal with a zone id (RFC 6874), a trailing dot, upper case, an underscore name, an empty port', async () => {
     for (const value of ['[fe80::1%25eth0]:8080', 'example.com.', 'API.EXAMPLE.COM', '_', 'host:']) {
