@@ -21,7 +21,7 @@ import { join, resolve } from 'node:path';
 import { Pool } from 'undici';
 import { parseArgs } from '../src/cli-args.ts';
 import { makeKeys, mint, type BenchKeys } from './lib/jwt.ts';
-import { freePort, ROOT, rssBytes } from './lib/proc.ts';
+import { freePort, peakRssBytes, ROOT, rssBytes } from './lib/proc.ts';
 import { appendResults, runInfo, writeJson } from './lib/report.ts';
 import { hypergate, startUpstream } from './lib/servers.ts';
 
@@ -107,6 +107,7 @@ async function run(keys: BenchKeys): Promise<{ text: string; ok: boolean; figure
     await send(pool, 1, again, JSON_TYPE, tokenOf);
     await settle();
     const rss = rssBytes(pid);
+    const peakRss = peakRssBytes(pid);
     const after = await metrics(adminPort);
     const reverified = (after.get(VERIFIED) ?? 0) - (before.get(VERIFIED) ?? 0);
     const figures = {
@@ -116,6 +117,7 @@ async function run(keys: BenchKeys): Promise<{ text: string; ok: boolean; figure
       startRssMb: startRss / 2 ** 20,
       startLimitMb,
       rssMb: rss / 2 ** 20,
+      peakRssMb: peakRss / 2 ** 20,
       limitMb,
       startHeapUsedMb: (atStart.get('nodejs_heap_size_used_bytes') ?? Number.NaN) / 2 ** 20,
       heapUsedMb: (after.get('nodejs_heap_size_used_bytes') ?? Number.NaN) / 2 ** 20,
@@ -134,7 +136,7 @@ async function run(keys: BenchKeys): Promise<{ text: string; ok: boolean; figure
       `| before the first request | ${mb(startRss)} | ${startLimitMb} | ${verdict(startOk)} | ${mb(atStart.get('nodejs_heap_size_used_bytes') ?? Number.NaN)} | ${atStart.get('hypergate_cache_entries') ?? 0} | ${atStart.get('hypergate_cache_evictions_total') ?? 0} | ${atStart.get(VERIFIED) ?? 0} |`,
       `| ${customers} customers read in JSON, ${hal} of them in HAL as well, ${tokens} distinct tokens | ${mb(rss)} | ${limitMb} | ${verdict(fullOk)} | ${mb(after.get('nodejs_heap_size_used_bytes') ?? Number.NaN)} | ${figures.cacheEntries} | ${figures.cacheEvictions} | ${figures.tokensVerified} |`,
       '',
-      `RSS after ${settleS} s idle each time; filled in ${fillS.toFixed(1)} s by ${CONCURRENCY} connections. ${reverified === 0 ? `The oldest ${again} tokens sent again were all still cached.` : `${reverified} of the oldest ${again} tokens sent again had been evicted from the token cache.`}`,
+      `RSS after ${settleS} s idle each time; the most RSS held at any moment (the kernel's high-water mark, during the fill) was ${mb(peakRss)} MB: what a container's memory limit must allow. Filled in ${fillS.toFixed(1)} s by ${CONCURRENCY} connections. ${reverified === 0 ? `The oldest ${again} tokens sent again were all still cached.` : `${reverified} of the oldest ${again} tokens sent again had been evicted from the token cache.`}`,
     ].join('\n');
     return { text, ok: quick || (startOk && fullOk), figures };
   } finally {

@@ -128,8 +128,10 @@ async function main(): Promise<void> {
     if (opts.record) {
       appendResults(resolve(ROOT, 'bench/RESULTS.md'), info, text);
       say('appended to bench/RESULTS.md');
-      // The README's picture is of the latest recorded run against the baseline (not a --compare).
-      if (opts.compare === null) {
+      // The README's picture is of the latest recorded single-process run with the baseline in it:
+      // not a --compare, not a --workers run (unpinned, so its bars would not compare), not a run
+      // of hypergate alone (no 1.0 line to draw).
+      if (opts.compare === null && opts.workers === 1 && rows.some((r) => r.server === reference)) {
         writeFileSync(resolve(ROOT, 'bench/chart.svg'), chart);
         say('chart in bench/chart.svg');
       }

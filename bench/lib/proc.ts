@@ -68,8 +68,17 @@ export function treeCpuMs(pid: number): number {
 
 /** Resident set size of a process, in bytes (VmRSS), or NaN. */
 export function rssBytes(pid: number): number {
+  return statusBytes(pid, 'VmRSS');
+}
+
+/** The most RSS the process has held since it started (the kernel's high-water mark): what a container limit must allow. */
+export function peakRssBytes(pid: number): number {
+  return statusBytes(pid, 'VmHWM');
+}
+
+function statusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m?.[1] === undefined ? Number.NaN : Number(m[1]) * 1024;
   } catch {
     return Number.NaN;

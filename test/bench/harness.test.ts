@@ -121,6 +121,11 @@ test('npm run bench:memory --quick measures the compiled gateway before its firs
   assert.equal(run.code, 0, `exit ${run.code}\n${run.stderr}\n${run.stdout}`);
   assert.match(run.stdout, /\| before the first request \| \d+\.\d \| 60 \| smoke run: no verdict \| [\d.]+ \| 0 \| 0 \| 0 \|/);
   assert.match(run.stdout, /\| 300 customers read in JSON, 30 of them in HAL as well, 300 distinct tokens \| \d+\.\d \| 200 \| smoke run: no verdict \| [\d.]+ \| \d+ \| 0 \| 300 \|/);
+  // The high-water mark is at least the RSS read at rest after the fill.
+  const peak = /the most RSS held at any moment .* was (\d+\.\d) MB/.exec(run.stdout);
+  const full = /300 distinct tokens \| (\d+\.\d) \|/.exec(run.stdout);
+  assert.ok(peak !== null && full !== null, run.stdout);
+  assert.ok(Number(peak[1]) >= Number(full[1]), `peak ${peak[1]} MB below the RSS at rest ${full[1]} MB`);
   assert.equal(readFileSync(join(ROOT, 'bench/RESULTS.md'), 'utf8'), recordBefore);
 });
 
