@@ -6,6 +6,7 @@ import type { PurgeResult } from '../gateway/purge.ts';
 import { HgError } from '../errors.ts';
 import { handleClientError } from '../http/client-error.ts';
 import { sendProblem } from '../http/problem.ts';
+import { routableTarget } from '../http/request-target.ts';
 import { listenOn } from '../gateway/lifecycle.ts';
 import type { Logger } from '../observability/logger.ts';
 
@@ -29,6 +30,7 @@ export interface AdminBackend {
 }
 
 const PURGE_PREFIX = '/cache/';
+const SLASH = 0x2f;
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headOnly: boolean): void {
   const bytes = Buffer.from(JSON.stringify(body));
@@ -41,7 +43,9 @@ function methodNotAllowed(allow: string): HgError {
 }
 
 async function handle(backend: AdminBackend, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const url = req.url ?? '/';
+  // An absolute-form target (`GET http://host:9090/metrics`) is its path, as on the public port (RFC 9112 section 3.2.2).
+  const target = req.url ?? '/';
+  const url = target.charCodeAt(0) === SLASH ? target : routableTarget(target);
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
   const method = req.method ?? 'GET';

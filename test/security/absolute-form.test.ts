@@ -134,3 +134,40 @@ describe('a request target in absolute-form', () => {
     assert.equal(await count(), before + 1);
   });
 });
+
+/** The admin listener takes the same forms: an operator's tool behind a forward proxy sends them. */
+describe('a request target in absolute-form on the admin listener', () => {
+  let fx: Fixture;
+  let admin: string;
+
+  before(async () => {
+    fx = await startFixture({ admin: { port: 0 } });
+    admin = await fx.token({ claims: { sub: 'ops', scope: 'hypergate:admin' } });
+  });
+  after(() => fx.close());
+
+  const adminPort = (): number => Number(new URL(fx.gw.adminUrl ?? '').port);
+  const ask = (method: string, target: string, bearer = ''): Promise<RawAnswer> =>
+    rawAnswer(adminPort(), `${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1:${adminPort()}\r\n${bearer === '' ? '' : `Authorization: Bearer ${bearer}\r\n`}Connection: close\r\n\r\n`);
+
+  test('GET http://<admin>/healthz answers 200 {"status":"ok"} as GET /healthz does', async () => {
+    const answer = await ask('GET', `http://127.0.0.1:${adminPort()}/healthz`);
+    assert.equal(answer.status, 200);
+    assert.deepEqual(JSON.parse(answer.text), { status: 'ok' });
+  });
+
+  test('DELETE http://<admin>/cache/api/customers/7 purges that customer as DELETE /cache/api/customers/7 does', async () => {
+    const reader = await fx.token();
+    assert.equal((await get(`${fx.gw.url}/api/customers/7`, { authorization: `Bearer ${reader}` })).status, 200);
+    const answer = await ask('DELETE', `http://127.0.0.1:${adminPort()}/cache/api/customers/7`, admin);
+    assert.equal(answer.status, 200);
+    assert.deepEqual(JSON.parse(answer.text), { purged: 1 });
+    assert.equal((await get(`${fx.gw.url}/api/customers/7`, { authorization: `Bearer ${reader}` })).status, 200);
+    assert.equal(fx.upstream.hits('/customers/7'), 2, 'the purge dropped the entry, so the read went upstream again');
+  });
+
+  test('a target that is neither a path nor an http URI is a 400 problem, and the listener still answers', async () => {
+    assertProblem(await ask('GET', 'ftp://127.0.0.1/healthz'), { status: 400, code: 'HG_ERR_BAD_REQUEST' });
+    assert.equal((await ask('GET', '/healthz')).status, 200);
+  });
+});
