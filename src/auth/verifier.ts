@@ -86,13 +86,23 @@ export function recentSlot(token: string): number {
   return Math.imul(chars, 0x9e3779b1) >>> (32 - RECENT_BITS);
 }
 
-/** A token and its principal in the recent-token table: the token kept whole, to compare. */
+/**
+ * The token as a string of its own. The one a request brings is V8's slice of its Authorization
+ * header: kept as is, it keeps the whole header alive, "Bearer " and any run of spaces after it
+ * (RFC 6750 allows 1*SP, up to auth.maxTokenBytes), which the table's byte bound does not charge.
+ * Made only when a token enters the table, never on a hit.
+ */
+function ownCopy(token: string): string {
+  return Buffer.from(token, 'latin1').toString('latin1');
+}
+
+/** A token and its principal in the recent-token table: the token kept whole (a copy of its own), to compare. */
 class RecentToken {
   readonly token: string;
   readonly principal: VerifiedToken;
 
   constructor(token: string, principal: VerifiedToken) {
-    this.token = token;
+    this.token = ownCopy(token);
     this.principal = principal;
   }
 }
