@@ -30,7 +30,6 @@ export interface AdminBackend {
 }
 
 const PURGE_PREFIX = '/cache/';
-const SLASH = 0x2f;
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headOnly: boolean): void {
   const bytes = Buffer.from(JSON.stringify(body));
@@ -44,8 +43,7 @@ function methodNotAllowed(allow: string): HgError {
 
 async function handle(backend: AdminBackend, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<void> {
   // An absolute-form target (`GET http://host:9090/metrics`) is its path, as on the public port (RFC 9112 section 3.2.2).
-  const target = req.url ?? '/';
-  const url = target.charCodeAt(0) === SLASH ? target : routableTarget(target);
+  const url = routableTarget(req.url ?? '/');
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
   const method = req.method ?? 'GET';

@@ -1,8 +1,9 @@
 import { HgError } from '../errors.ts';
 
 /**
- * The request target as the router sees it. Called only for a target that does not start with
- * '/' (not origin-form), so the common request never comes here.
+ * The request target as the router sees it. An origin-form target (`/path?query`, what nearly
+ * every request brings) is given back as it is; dispatch tests its first character itself so
+ * the common request does not even make this call.
  *
  * - absolute-form (`http://host/path?query`): RFC 9112 section 3.2.2 says a server MUST accept it,
  *   though clients send it only to proxies, and section 3.3 with RFC 9110 section 7.2 say the
@@ -16,7 +17,8 @@ import { HgError } from '../errors.ts';
  *   what has no `scheme://` at all (`http:/x`, `a:b`), spaces and control bytes.
  */
 export function routableTarget(target: string): string {
-  if (target.charCodeAt(0) === ASTERISK) return target;
+  const first = target.charCodeAt(0);
+  if (first === SLASH || first === ASTERISK) return target;
   const schemeEnd = target.indexOf('://');
   const scheme = schemeEnd === -1 ? '' : target.slice(0, schemeEnd).toLowerCase();
   if (scheme !== 'http' && scheme !== 'https') throw badTarget(NOT_HTTP);

@@ -19,6 +19,12 @@ describe('routableTarget', () => {
     for (const [target, routed] of cases) assert.equal(routableTarget(target), routed, target);
   });
 
+  test('an origin-form target is given back as it is, query included', () => {
+    assert.equal(routableTarget('/'), '/');
+    assert.equal(routableTarget('/api/customers?offset=4&limit=2'), '/api/customers?offset=4&limit=2');
+    assert.equal(routableTarget('//x'), '//x');
+  });
+
   test('a target beginning with "*" is left as it is', () => {
     assert.equal(routableTarget('*'), '*');
     assert.equal(routableTarget('*/x'), '*/x');
