@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { errors, jwtVerify, type JWTPayload } from 'jose';
+import { decodeProtectedHeader, errors, jwtVerify, type CompactJWSHeaderParameters, type JWTPayload, type JWTVerifyOptions, type JWTVerifyResult } from 'jose';
 import { GrowingLru } from '../cache/growing-lru.ts';
 import type { Clock } from '../clock.ts';
 import type { AuthConfig } from '../config/types.ts';
@@ -129,6 +129,44 @@ function entryBytes(principal: Principal): number {
   return ENTRY_BYTES + 2 * (principal.subject?.length ?? 0) + claims;
 }
 
+/** What every verification passes jose; `currentDate` is added per token (verifyOptionsAt). */
+export interface VerifyOptions {
+  readonly algorithms: string[];
+  readonly clockTolerance: number;
+  readonly requiredClaims: string[];
+  readonly issuer: string | undefined;
+  readonly audience: string | undefined;
+}
+
+/**
+ * The options of one verification. Every key written out, not `{ ...options, currentDate }`: once
+ * optimised, V8 (Node 20) gives each such spread-and-add object a hidden class of its own, so every
+ * new token left a map and a descriptor array in the old generation (bench/RESULTS.md, memory).
+ */
+export function verifyOptionsAt(options: VerifyOptions, nowMs: number): JWTVerifyOptions {
+  return {
+    algorithms: options.algorithms,
+    clockTolerance: options.clockTolerance,
+    requiredClaims: options.requiredClaims,
+    issuer: options.issuer,
+    audience: options.audience,
+    currentDate: new Date(nowMs),
+  };
+}
+
+/** The protected header of a compact token when jose would go on to look for its key, else undefined (see #jwtVerify). */
+function plainHeader(token: string, algorithms: readonly string[]): CompactJWSHeaderParameters | undefined {
+  let header: ReturnType<typeof decodeProtectedHeader>;
+  try {
+    header = decodeProtectedHeader(token);
+  } catch {
+    return undefined;
+  }
+  if (typeof header.alg !== 'string' || !algorithms.includes(header.alg) || header.crit !== undefined || header.b64 !== undefined) return undefined;
+  // Its alg is a string: what CompactJWSHeaderParameters adds to the decoded header's type.
+  return header as CompactJWSHeaderParameters;
+}
+
 /** RFC 8725 section 3.11 / RFC 9068: an access token's `typ`, when present, must say JWT. */
 const ACCEPTED_TYP = new Set(['jwt', 'application/jwt', 'at+jwt', 'application/at+jwt']);
 
@@ -159,7 +197,7 @@ export class TokenVerifier {
   readonly #keys: KeySource;
   readonly #clock: Clock;
   readonly #cache: GrowingLru<string, VerifiedToken>;
-  readonly #options: Parameters<typeof jwtVerify>[2] & object;
+  readonly #options: VerifyOptions;
   readonly #claims: ClaimTable;
   readonly #keptScopes: readonly string[];
   readonly #maxTokenBytes: number;
@@ -191,8 +229,9 @@ export class TokenVerifier {
       algorithms: [...keys.algorithms],
       clockTolerance: auth.clockToleranceSeconds,
       requiredClaims: ['exp'],
-      ...(auth.issuer === null ? {} : { issuer: auth.issuer }),
-      ...(auth.audience === null ? {} : { audience: auth.audience }),
+      // jose checks each only when it is not undefined.
+      issuer: auth.issuer ?? undefined,
+      audience: auth.audience ?? undefined,
     };
   }
 
@@ -274,12 +313,29 @@ export class TokenVerifier {
     return pending;
   }
 
+  /**
+   * jose's verification, given the token's key when its header is one jose takes as it is (found
+   * the way jose would: our getKey, with the parsed header), else given the getKey function. Given
+   * a function, jose returns `{ ...result, key }`, which V8 (Node 20) gives a hidden class of its
+   * own per token once optimised (bench/RESULTS.md, memory). A token whose header does not parse,
+   * or names an algorithm not allowed, `crit` or `b64`, goes to jose with the function, which
+   * rejects it with the error it always gave.
+   */
+  async #jwtVerify(token: string, options: JWTVerifyOptions): Promise<JWTVerifyResult> {
+    const header = plainHeader(token, this.#options.algorithms);
+    if (header === undefined) return jwtVerify(token, this.#keys.getKey, options);
+    const first = token.indexOf('.');
+    const second = token.indexOf('.', first + 1);
+    const key = await this.#keys.getKey(header, { protected: token.slice(0, first), payload: token.slice(first + 1, second), signature: token.slice(second + 1) });
+    return jwtVerify(token, key, options);
+  }
+
   async #verify(token: string): Promise<Principal> {
     assertTokenSyntax(token);
     const nowMs = this.#clock.now();
     let payload: JWTPayload;
     try {
-      const result = await jwtVerify(token, this.#keys.getKey, { ...this.#options, currentDate: new Date(nowMs) });
+      const result = await this.#jwtVerify(token, verifyOptionsAt(this.#options, nowMs));
       const typ = result.protectedHeader.typ;
       if (typ !== undefined && !ACCEPTED_TYP.has(typ.toLowerCase())) throw invalidToken('unexpected token type');
       payload = result.payload;
