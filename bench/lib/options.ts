@@ -24,7 +24,8 @@ export const USAGE = `usage: npm run bench -- [options]
   --compare DIR[,DIR] hypergate from this checkout against the one in each DIR, interleaved; the
                       first DIR is the reference of the ratios (default scenario: hot)
   --profile           run one scenario (the first of --scenario, default hot) against hypergate
-                      under node --cpu-prof; print the top frames
+                      (or each server --servers names, e.g. baseline,hypergate) under node
+                      --cpu-prof; print each one's top frames, and two or more side by side
   --help              this text`;
 
 export interface Options {
@@ -44,6 +45,8 @@ export interface Options {
   /** Other checkouts to measure against (the first is the reference); null without --compare. */
   readonly compare: readonly string[] | null;
   readonly profile: boolean;
+  /** The servers --profile runs: those --servers names, else hypergate alone. */
+  readonly profileServers: readonly string[];
 }
 
 function positive(name: string, raw: string | true | undefined, fallback: number): number {
@@ -77,9 +80,10 @@ export function parseOptions(argv: readonly string[]): Options | null {
   const accessLog = args.get('--access-log') ?? 'on';
   if (accessLog !== 'on' && accessLog !== 'off') throw new Error(`--access-log: expected on or off, got ${String(accessLog)}`);
   const names = SCENARIOS.map((s) => s.name);
+  const servers = list('--servers', args.get('--servers'), Object.keys(SERVERS), Object.keys(SERVERS));
   return {
     scenarios: list('--scenario', args.get('--scenario'), names, compare === undefined ? names : ['hot']),
-    servers: list('--servers', args.get('--servers'), Object.keys(SERVERS), Object.keys(SERVERS)),
+    servers,
     seconds: positive('--duration', args.get('--duration'), quick ? 2 : 10),
     warmSeconds: args.get('--warmup') === '0' ? 0 : positive('--warmup', args.get('--warmup'), quick ? 0.5 : 2),
     connections: Math.round(positive('--connections', args.get('--connections'), 100)),
@@ -93,5 +97,6 @@ export function parseOptions(argv: readonly string[]): Options | null {
     resultsDir: resolve(String(args.get('--results-dir') ?? resolve(ROOT, 'bench/results'))),
     compare: typeof compare === 'string' ? compare.split(',').filter(Boolean).map((dir) => resolve(dir)) : null,
     profile: args.has('--profile'),
+    profileServers: args.get('--servers') === undefined ? ['hypergate'] : servers,
   };
 }

@@ -1,7 +1,8 @@
 /**
- * --profile: hypergate under one scenario (the first of --scenario; `hot` by default) with
- * `node --cpu-prof`, and the top self-time frames of the measured part of the profile, by function
- * and place: where a request's time goes.
+ * --profile: hypergate (or the servers --servers names) under one scenario (the first of
+ * --scenario; `hot` by default) with `node --cpu-prof`, and the top self-time frames of the
+ * measured part of the profile, by function and place: where a request's time goes. Two servers
+ * or more are also set side by side, frame by frame.
  */
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { SourceMap, type SourceMapPayload, type SourceMapping } from 'node:module';
@@ -12,7 +13,7 @@ import { warmList } from './measure.ts';
 import type { Options } from './options.ts';
 import { ROOT } from './proc.ts';
 import { SCENARIOS, type PrepareContext, type Scenario } from './scenarios.ts';
-import { hypergate, type ServerSpec, type StartContext } from './servers.ts';
+import { hypergate, SERVERS, type ServerSpec, type StartContext } from './servers.ts';
 
 interface ProfileNode {
   readonly id: number;
@@ -60,10 +61,11 @@ function place(url: string, line: number, column: number): string {
 }
 
 /**
- * Self time per frame. With `window` (µs of the monotonic clock, which V8's profile timestamps and
- * process.hrtime share on Linux), only samples inside it count: the load, not start-up.
+ * Self time per frame, in µs, and the busy and idle totals. With `window` (µs of the monotonic
+ * clock, which V8's profile timestamps and process.hrtime share on Linux), only samples inside it
+ * count: the load, not start-up.
  */
-export function topFrames(file: string, count = 25, window?: { readonly fromUs: number; readonly toUs: number }): { frames: Frame[]; busyMs: number; idleMs: number } {
+function selfTimes(file: string, window?: { readonly fromUs: number; readonly toUs: number }): { self: Map<string, number>; busyUs: number; idleUs: number } {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<string, number>();
@@ -84,11 +86,43 @@ export function topFrames(file: string, count = 25, window?: { readonly fromUs: 
     const key = name + place(node.callFrame.url, node.callFrame.lineNumber, node.callFrame.columnNumber);
     self.set(key, (self.get(key) ?? 0) + us);
   });
-  const frames = [...self.entries()]
+  return { self, busyUs, idleUs };
+}
+
+/** The `count` frames with the most self time, from selfTimes. */
+function topFrames(self: ReadonlyMap<string, number>, busyUs: number, count: number): Frame[] {
+  return [...self.entries()]
     .sort((a, b) => b[1] - a[1])
     .slice(0, count)
     .map(([frame, us]) => ({ frame, selfMs: us / 1000, percent: (100 * us) / Math.max(1, busyUs) }));
-  return { frames, busyMs: busyUs / 1000, idleMs: idleUs / 1000 };
+}
+
+/** One profiled server: its name, µs of self time a request per frame, and busy µs a request. */
+export interface ProfiledServer {
+  readonly name: string;
+  readonly perRequest: ReadonlyMap<string, number>;
+  readonly busyUsPerRequest: number;
+}
+
+/**
+ * The servers side by side in µs a request: the busy total, then the `count` frames whose self
+ * time differs most from the first server's. Read against the baseline, it says where each of the
+ * other servers' extra µs go.
+ */
+export function sideBySide(servers: readonly ProfiledServer[], count = 30): string {
+  const [first] = servers;
+  if (first === undefined) return '';
+  const frames = new Set(servers.flatMap((s) => [...s.perRequest.keys()]));
+  const spread = (frame: string): number => Math.max(...servers.map((s) => Math.abs((s.perRequest.get(frame) ?? 0) - (first.perRequest.get(frame) ?? 0))));
+  const rows = [...frames].sort((a, b) => spread(b) - spread(a)).slice(0, count);
+  const us = (n: number): string => n.toFixed(3);
+  const lines = [
+    `| frame | ${servers.map((s) => `${s.name} µs/request`).join(' | ')} |`,
+    `| --- | ${servers.map(() => '---:').join(' | ')} |`,
+    `| busy, all frames | ${servers.map((s) => us(s.busyUsPerRequest)).join(' | ')} |`,
+  ];
+  for (const frame of rows) lines.push(`| \`${frame}\` | ${servers.map((s) => us(s.perRequest.get(frame) ?? 0)).join(' | ')} |`);
+  return lines.join('\n');
 }
 
 /** `requests`: how many the profiled load answered, to give each frame's time per request. */
@@ -100,19 +134,24 @@ export function framesTable(frames: readonly Frame[], requests?: number): string
 }
 
 /**
- * --profile: the scenario against hypergate under --cpu-prof (the profile is written when it exits on
- * SIGTERM); with --compare, then against each other checkout, so the lists of frames can be
- * read side by side in µs per request.
+ * --profile: the scenario against hypergate (or each server --servers names) under --cpu-prof (the
+ * profile is written when it exits on SIGTERM); with --compare, against each other checkout.
+ * Each server gets its list of top frames; two or more are also set side by side in µs a request.
  */
 export async function profileHot(opts: Options, start: StartContext, prep: PrepareContext, dir: string): Promise<string> {
-  const specs = [hypergate()];
-  for (const dir of opts.compare ?? []) specs.push(hypergate(`hypergate@${basename(dir)}`, dir));
+  const specs = opts.compare === null ? opts.profileServers.map((n) => SERVERS[n] as ServerSpec) : [hypergate(), ...opts.compare.map((d) => hypergate(`hypergate@${basename(d)}`, d))];
   const summaries: string[] = [];
-  for (const [i, spec] of specs.entries()) summaries.push(await profileOne(spec, opts, start, prep, join(dir, `cpu-prof-${i}`)));
+  const profiled: ProfiledServer[] = [];
+  for (const [i, spec] of specs.entries()) {
+    const one = await profileOne(spec, opts, start, prep, join(dir, `cpu-prof-${i}`));
+    summaries.push(one.summary);
+    profiled.push(one.profiled);
+  }
+  if (profiled.length > 1) summaries.push(`Side by side (self time in µs a request; the frames that differ most from ${specs[0]?.name ?? ''}):\n\n${sideBySide(profiled)}\n`);
   return summaries.join('\n');
 }
 
-async function profileOne(spec: ServerSpec, opts: Options, start: StartContext, prep: PrepareContext, profDir: string): Promise<string> {
+async function profileOne(spec: ServerSpec, opts: Options, start: StartContext, prep: PrepareContext, profDir: string): Promise<{ summary: string; profiled: ProfiledServer }> {
   const ctx = { ...start, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] };
   const name = profiledScenario(opts);
   const prepared = (SCENARIOS.find((s) => s.name === name) as Scenario).prepare(prep);
@@ -126,14 +165,17 @@ async function profileOne(spec: ServerSpec, opts: Options, start: StartContext, 
   await server.stop('SIGTERM');
   const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
   if (file === undefined) throw new Error(`${spec.name} wrote no CPU profile`);
-  const { frames, busyMs, idleMs } = topFrames(join(profDir, file), 30, { fromUs, toUs });
+  const { self, busyUs, idleUs } = selfTimes(join(profDir, file), { fromUs, toUs });
+  const frames = topFrames(self, busyUs, 30);
   mkdirSync(opts.resultsDir, { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   copyFileSync(join(profDir, file), join(opts.resultsDir, `${name}-${spec.name.replace(/[^\w.-]/g, '_')}-${stamp}.cpuprofile`));
-  const busyUsPerRequest = (busyMs * 1000) / Math.max(1, load.requests);
-  const summary = `CPU profile of ${spec.name} under ${name} (${opts.tool}, ${opts.connections} connections, ${opts.seconds} s after ${opts.warmSeconds} s of warm-up; samples of the measured part only): ${load.requests} requests, busy ${busyMs.toFixed(0)} ms (${busyUsPerRequest.toFixed(2)} µs a request), idle ${idleMs.toFixed(0)} ms. Top self-time frames:\n\n${framesTable(frames, load.requests)}\n`;
+  const requests = Math.max(1, load.requests);
+  const busyUsPerRequest = busyUs / requests;
+  const summary = `CPU profile of ${spec.name} under ${name} (${opts.tool}, ${opts.connections} connections, ${opts.seconds} s after ${opts.warmSeconds} s of warm-up; samples of the measured part only): ${load.requests} requests, busy ${(busyUs / 1000).toFixed(0)} ms (${busyUsPerRequest.toFixed(2)} µs a request), idle ${(idleUs / 1000).toFixed(0)} ms. Top self-time frames:\n\n${framesTable(frames, load.requests)}\n`;
   writeFileSync(join(opts.resultsDir, `profile-${spec.name.replace(/[^\w.-]/g, '_')}-${stamp}.md`), summary);
-  return summary;
+  const perRequest = new Map([...self].map(([frame, us]) => [frame, us / requests]));
+  return { summary, profiled: { name: spec.name, perRequest, busyUsPerRequest } };
 }
 
 /** The scenario --profile runs: the first of --scenario (hot when none is named). */

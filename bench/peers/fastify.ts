@@ -91,3 +91,6 @@ app.get<{ Params: { id: string } }>('/api/customers/:id', async (request, reply)
 });
 
 await app.listen({ port, host: '127.0.0.1' });
+
+// The harness stops it with SIGKILL; --profile with SIGTERM, on which `node --cpu-prof` writes its profile only through a normal exit.
+process.on('SIGTERM', () => process.exit(0));

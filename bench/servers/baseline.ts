@@ -25,3 +25,6 @@ createServer((req, res) => {
   res.writeHead(200, okHeaders);
   res.end(body);
 }).listen(port, '127.0.0.1');
+
+// The harness stops it with SIGKILL; --profile with SIGTERM, on which `node --cpu-prof` writes its profile only through a normal exit.
+process.on('SIGTERM', () => process.exit(0));

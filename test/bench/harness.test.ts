@@ -115,6 +115,23 @@ test('the mixed driver counts a read older than a PATCH it saw answered (a serve
   assert.equal(counts.cacheHits, counts.reads);
 });
 
+test('--profile --servers baseline,hypergate profiles both under load and sets them side by side in µs a request', async () => {
+  const results = join(dir, 'profile');
+  const recordBefore = readFileSync(join(ROOT, 'bench/RESULTS.md'), 'utf8');
+  const run = await runBench(['--profile', '--quick', '--scenario', 'hot', '--servers', 'baseline,hypergate', '--duration', '1', '--warmup', '0', '--results-dir', results]);
+  assert.equal(run.code, 0, `exit ${run.code}\n${run.stderr}\n${run.stdout}`);
+  for (const name of ['baseline', 'hypergate']) {
+    const head = new RegExp(`CPU profile of ${name} under hot .*: (\\d+) requests, busy (\\d+) ms`).exec(run.stdout);
+    assert.ok(head !== null && Number(head[1]) > 0 && Number(head[2]) > 0, `${name}: ${run.stdout}`);
+  }
+  const busy = /\| busy, all frames \| ([\d.]+) \| ([\d.]+) \|/.exec(run.stdout);
+  assert.ok(busy !== null && Number(busy[1]) > 0 && Number(busy[2]) > 0, run.stdout);
+  // hypergate's own frames (its sources, named through the build's source maps) are among those that differ.
+  assert.match(run.stdout, /\| `[^`]+ src\/[\w/-]+\.ts:\d+` \| [\d.]+ \| [\d.]+ \|/);
+  assert.equal(readdirSync(results).filter((f) => f.endsWith('.cpuprofile')).length, 2);
+  assert.equal(readFileSync(join(ROOT, 'bench/RESULTS.md'), 'utf8'), recordBefore);
+});
+
 test('npm run bench:memory --quick measures the compiled gateway before its first request and full, and leaves bench/RESULTS.md alone', async () => {
   const recordBefore = readFileSync(join(ROOT, 'bench/RESULTS.md'), 'utf8');
   const run = await runBench(['--quick', '--customers', '300', '--hal', '30', '--tokens', '300', '--settle', '0', '--results-dir', join(dir, 'memory')], 'bench/memory.ts');
