@@ -40,6 +40,8 @@ const path = (nullable = false): Rule => ({ kind: 'string', nullable, nonEmpty: 
 /** The same rule, but the key may be left out and then means `value`. */
 const opt = (rule: Rule, value: unknown): Rule => ({ ...rule, optional: { default: value } });
 const stringMap: Rule = { kind: 'map', values: { kind: 'string', nonEmpty: true } };
+/** Relation → template; a null entry removes a relation (a shipped link whose target the operator removed). */
+const linkMap: Rule = { ...stringMap, nullableValues: true };
 
 /** One upstream service: the `upstream` section (url may be null: the embedded sample) and each `upstreams.<name>`. */
 function upstreamSection(urlNullable: boolean): Rule {
@@ -81,7 +83,7 @@ const RESOURCE: Rule = {
     fields: opt({ kind: 'strings' }, []),
     fieldTypes: opt({ kind: 'map', values: { kind: 'string', oneOf: FIELD_TYPES } }, {}),
     exposeFields: opt({ kind: 'strings' }, []),
-    links: opt(stringMap, {}),
+    links: opt(linkMap, {}),
     rel: opt(str(true), null),
     singular: opt(str(true), null),
     collection: opt(
@@ -95,7 +97,7 @@ const RESOURCE: Rule = {
           total: opt({ kind: 'string', nullable: true }, null),
           paged: opt({ kind: 'boolean' }, true),
           cacheItems: opt({ kind: 'boolean' }, true),
-          links: opt(stringMap, {}),
+          links: opt(linkMap, {}),
         },
       },
       null,

@@ -34,9 +34,30 @@ describe('resources.<name> in config', () => {
     assert.equal(p?.owner, null);
   });
 
-  test('a null entry removes a shipped resource', () => {
-    const config = configWith({ resources: { orders: null, customers: { links: {} } } });
+  test('a null entry removes a shipped resource, and a null link removes the link that led to it', () => {
+    const config = configWith({ resources: { orders: null, customers: { links: { orders: null } } } });
     assert.deepEqual(Object.keys(config.resources), ['customers']);
+    assert.deepEqual(config.resources['customers']?.links, {});
+  });
+
+  test('a link to a path no resource declares names the key and the template', () => {
+    assert.deepEqual(problemsWith(products({ links: { maker: '/api/makers/{makerId}' } })), [
+      'resources.products.links.maker: /api/makers/{makerId} is not a path of this gateway (no resource\'s path or collection.path matches it), so following it would answer 404; declare that resource, or set the link to null to drop it',
+    ]);
+    assert.deepEqual(problemsWith(products({ collection: { path: '/api/products', upstream: '/v2/products', links: { home: '/api/shop' } } })), [
+      'resources.products.collection.links.home: /api/shop is not a path of this gateway (no resource\'s path or collection.path matches it), so following it would answer 404; declare that resource, or set the link to null to drop it',
+    ]);
+  });
+
+  test('removing a linked resource while the link to it stays is a problem', () => {
+    assert.deepEqual(configProblems({ resources: { orders: null } }), [
+      'resources.customers.links.orders: /api/customers/{id}/orders is not a path of this gateway (no resource\'s path or collection.path matches it), so following it would answer 404; declare that resource, or set the link to null to drop it',
+    ]);
+  });
+
+  test('links to declared items, collections, literal ids and the API root load', () => {
+    const config = configWith({ resources: { products: products({ links: { customer: '/api/customers/{ownerId}', first: '/api/customers/1', all: '/api/products', root: '/api' } }) } });
+    assert.deepEqual(Object.keys(config.resources['products']?.links ?? {}), ['customer', 'first', 'all', 'root']);
   });
 
   test('a template naming an unknown parameter names the key and the parameter', () => {
