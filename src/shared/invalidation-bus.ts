@@ -114,9 +114,13 @@ export class InvalidationBus {
     // the moment it listens, before its subscription is made (a few ms when Redis is there at once;
     // then this finds nothing or next to nothing to drop, and says nothing).
     const dropped = this.#cache()?.clear() ?? 0;
-    if (this.#subscriptions++ === 0 && !this.#link.everDown) return;
+    const first = this.#subscriptions++ === 0;
+    if (first && !this.#link.everDown) return;
     this.#metrics.resync();
-    this.#logger.warn('redis: the invalidation subscription was lost and is back; the local cache was cleared (invalidations sent meanwhile were missed)', { event: 'redis', dropped });
+    // The first subscription of an instance that started while Redis was down lost nothing: it
+    // had none; saying so would send an operator looking for an outage in between.
+    const what = first ? 'the invalidation subscription is made at last (Redis was unavailable at start)' : 'the invalidation subscription was lost and is back';
+    this.#logger.warn(`redis: ${what}; the local cache was cleared (invalidations sent meanwhile were missed)`, { event: 'redis', dropped });
   }
 
   #queue(keys: readonly string[] | null, groups: readonly string[]): void {

@@ -4,6 +4,7 @@ import { bearer, get, startGateway } from '../helpers/gateway.ts';
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.ts';
 import { metric, startSharedWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
 import { gate } from '../helpers/wait.ts';
+import { captureLog } from '../helpers/log.ts';
 
 describe('invalidation everywhere (Redis pub/sub)', { skip: redisSkip }, () => {
   let redis: RedisServer;
@@ -133,5 +134,20 @@ describe('invalidation everywhere (Redis pub/sub)', { skip: redisSkip }, () => {
     paused = false;
     await until(async () => ((await redis.command('PUBSUB', 'NUMSUB', `${world.prefix}invalidate`)) as [string, number])[1] === 3, 'the new instance to subscribe');
     await until(async () => late.gateway.cache.get('/api/customers/41') === undefined, 'the entry cached before it to be dropped', 1000);
+  });
+});
+
+describe('the first subscription of an instance started while Redis was down', { skip: redisSkip }, () => {
+  it('is logged as made at last, not as lost and back', async (t) => {
+    const redis = await startRedis();
+    t.after(() => redis.close());
+    await redis.kill();
+    const log = captureLog();
+    const gw = await startGateway({ redis: { url: redis.url, keyPrefix: 'first:' }, log: { access: false } }, { logger: log.logger });
+    t.after(() => gw.close());
+    await redis.restart();
+    const cleared = (): Record<string, unknown> | undefined => log.records().find((r) => r['event'] === 'redis' && String(r['msg']).includes('local cache was cleared'));
+    await until(async () => cleared() !== undefined, 'the subscription to be made');
+    assert.match(String(cleared()?.['msg']), /made at last \(Redis was unavailable at start\)/);
   });
 });
