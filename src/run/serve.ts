@@ -160,6 +160,7 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
     await gateway.close(0);
     if (code === 'EADDRINUSE') die([`cannot listen on ${where}: the address is already in use (set server.port or HYPERGATE_SERVER_PORT; admin.port or HYPERGATE_ADMIN_PORT)`], logger);
     if (code === 'EACCES') die([`cannot listen on ${where}: permission denied`], logger);
+    if (code === 'EADDRNOTAVAIL') die([`cannot listen on ${where}: no network interface of this machine has that address (set server.host or HYPERGATE_SERVER_HOST; admin.host or HYPERGATE_ADMIN_HOST)`], logger);
     die([`cannot listen on ${where}: ${code ?? (err as Error).message}`], logger);
   }
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;

@@ -122,6 +122,14 @@ describe('the hypergate process', () => {
     }
   });
 
+  test('a host no interface has is one clear line naming server.host, and exit 1', async () => {
+    // 192.0.2.1 is TEST-NET-1 (RFC 5737): documentation only, never assigned to a machine.
+    const gw = spawnGateway(['--config', configFile('nowhere.json', { server: { host: '192.0.2.1', port: 0 }, auth: { devKeyDir } })]);
+    assert.equal(await gw.exited, 1);
+    assert.match(gw.stderr(), /^hypergate: cannot listen on 192\.0\.2\.1:0: no network interface of this machine has that address \(set server\.host or HYPERGATE_SERVER_HOST; admin\.host or HYPERGATE_ADMIN_HOST\)$/m);
+    assert.doesNotMatch(gw.stderr(), /\n\s+at /);
+  });
+
   test('an unreadable key file is one clear line and exit 1', async () => {
     const gw = spawnGateway(['--config', configFile('nokey.json', { server: { port: 0 }, auth: { publicKeyFile: 'missing.pem' } })]);
     assert.equal(await gw.exited, 1);
