@@ -64,6 +64,14 @@ export class InvalidationBus {
 
   /** Sends an invalidation (keys and groups, or everything when `keys` is null); resolves with the instances reached, or null. */
   send(keys: readonly string[] | null, groups: readonly string[], deadlineMs: number): Promise<number | null> {
+    return this.#send(keys, groups, deadlineMs, false);
+  }
+
+  /**
+   * `again`: queued ones sent again. Refused, they are queued once more without being counted
+   * again: `queued` counts invalidations Redis did not take at once, not the seconds it stays down.
+   */
+  #send(keys: readonly string[] | null, groups: readonly string[], deadlineMs: number, again: boolean): Promise<number | null> {
     const sent =
       keys === null
         ? this.#link.script('invalidate', CLEAR, [], [this.#link.prefix, this.#markMs, JSON.stringify({ o: this.#origin } satisfies Message)], deadlineMs)
@@ -74,6 +82,7 @@ export class InvalidationBus {
         return typeof reached === 'number' ? reached : null;
       },
       () => {
+        if (!again) this.#metrics.invalidation('queued');
         this.#queue(keys, groups);
         return null;
       },
@@ -125,7 +134,6 @@ export class InvalidationBus {
 
   #queue(keys: readonly string[] | null, groups: readonly string[]): void {
     if (this.#closed) return;
-    this.#metrics.invalidation('queued');
     if (keys === null) this.#queuedAll = true;
     else {
       for (const key of keys) this.#queuedKeys.add(key);
@@ -150,6 +158,6 @@ export class InvalidationBus {
     this.#queuedGroups = new Set();
     if (!all && keys.length === 0 && groups.length === 0) return;
     this.#resending++;
-    void this.send(all ? null : keys, groups, this.#link.timeoutMs * 10).finally(() => this.#resending--);
+    void this.#send(all ? null : keys, groups, this.#link.timeoutMs * 10, true).finally(() => this.#resending--);
   }
 }

@@ -135,6 +135,31 @@ describe('invalidation everywhere (Redis pub/sub)', { skip: redisSkip }, () => {
     await until(async () => ((await redis.command('PUBSUB', 'NUMSUB', `${world.prefix}invalidate`)) as [string, number])[1] === 3, 'the new instance to subscribe');
     await until(async () => late.gateway.cache.get('/api/customers/41') === undefined, 'the entry cached before it to be dropped', 1000);
   });
+
+  it('counts an invalidation Redis did not take once as queued, however many times it is sent again', async () => {
+    assert.equal((await get(`${urlOf(1)}/api/customers/9`, reader)).status, 200);
+    const a = world.gateways[0]!;
+    const queued = await metric(a, 'hypergate_invalidations_total', { direction: 'queued' });
+    const failedCalls = async (): Promise<number> => {
+      let n = 0;
+      for (const outcome of ['rejected', 'timeout', 'down']) n += await metric(a, 'hypergate_redis_calls_total', { op: 'invalidate', outcome });
+      return n;
+    };
+    const failedBefore = await failedCalls();
+    redis.pause();
+    try {
+      assert.equal(await a.gateway.shared.invalidate(['/api/customers/9'], []).instances, null, 'not confirmed: Redis is stopped');
+      // Sent again a second later, and failing again while Redis stays stopped.
+      await until(async () => (await failedCalls()) >= failedBefore + 2, 'the queued invalidation to be sent again and fail', 8000);
+      assert.ok(cached(1, '/api/customers/9'));
+    } finally {
+      redis.resume();
+    }
+    // Past the breaker's cooldown (A's clock), should the failures have opened it.
+    world.clocks[0]?.advance(1001);
+    await until(async () => !cached(1, '/api/customers/9'), 'the queued invalidation to arrive', 8000);
+    assert.equal(await metric(a, 'hypergate_invalidations_total', { direction: 'queued' }), queued + 1);
+  });
 });
 
 describe('the first subscription of an instance started while Redis was down', { skip: redisSkip }, () => {
