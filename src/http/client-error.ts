@@ -13,18 +13,55 @@ function codeFor(err: NodeJS.ErrnoException): HgErrorCode {
   }
 }
 
+/** The answer node:http is writing to the connection now: the first of those still owed, in order. */
+interface OwedAnswer {
+  readonly headersSent: boolean;
+  readonly req: { readonly complete: boolean };
+  once(event: 'close', listener: () => void): unknown;
+}
+
+/** Marks a connection whose problem answer is decided, so a parser error repeated by later bytes is not answered twice. */
+const ANSWERING = Symbol('hypergate.answeringClientError');
+
+type ClientSocket = Socket & { _httpMessage?: OwedAnswer | null; [ANSWERING]?: true };
+
 /**
  * Answers requests Node could not parse (bad syntax, oversized head, slow head) with a problem
  * body instead of Node's bare status line, then closes the connection.
+ *
+ * Requests parsed before the bad bytes on a pipelined connection are owed their answers first,
+ * in order (RFC 9112 section 9.3.2): a 400 written at once would be read as the answer to the
+ * first of them, whose own answer would then be lost (or, after a cache hit, the 400 never sent).
+ * So the problem waits until every answer before it is out. Only when the answer owed now is for
+ * the very request the bad bytes belong to (its body is incomplete: a malformed chunk, a body that
+ * never came in time) and nothing of it is written yet, is the problem that request's answer.
  */
 export function handleClientError(err: NodeJS.ErrnoException, socket: Socket): void {
-  // Bytes of an answer already went out, or the peer is gone: nothing more can be said.
-  const busy = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
-  if (err.code === 'ECONNRESET' || !socket.writable || busy) {
+  const client = socket as ClientSocket;
+  if (err.code === 'ECONNRESET') {
     socket.destroy();
     return;
   }
-  socket.end(rawProblemResponse(new HgError(codeFor(err))));
+  if (client[ANSWERING] === true) return;
+  client[ANSWERING] = true;
+  // The socket keeps being read (and what it brings refused again, unanswered here): a client
+  // still writing must see its writes drain and the connection close after the problem.
+  answerAfterOwed(client, rawProblemResponse(new HgError(codeFor(err))));
+}
+
+function answerAfterOwed(socket: ClientSocket, problem: Buffer): void {
+  // The peer is gone, or the last answer closed the connection: nothing more can be said.
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const owed = socket._httpMessage;
+  if (owed === undefined || owed === null || (!owed.headersSent && !owed.req.complete)) {
+    socket.end(problem);
+    return;
+  }
+  // 'close' comes after node:http has handed the connection to the next answer owed (or to none).
+  owed.once('close', () => answerAfterOwed(socket, problem));
 }
 
 /**
