@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { HgError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -15,6 +16,10 @@ import { HgRequest, type HgResponse } from './response.ts';
 import type { Router } from './router.ts';
 
 const SLASH = 0x2f;
+
+/** Answers of a connection queued behind another pipelined one, not yet given the connection. */
+const QUEUED_ANSWERS = Symbol('hypergate.queuedAnswers');
+type QueuingSocket = Socket & { [QUEUED_ANSWERS]?: Set<HgResponse> };
 const BAD_HOST = 'An HTTP/1.1 request needs exactly one Host header, holding a host name or address and an optional port.';
 
 /**
@@ -100,6 +105,36 @@ export function createDispatcher(
     record(this.req, this);
   }
 
+  // node:http emits 'close' on an answer when it is done or its connection closes, but an answer
+  // queued behind another pipelined one has no connection yet: if the client closes first, that
+  // answer never gets 'close' (node:http aborts the requests, not the answers it queued). Such an
+  // answer is recorded when its connection closes instead (499 unless it had ended), else the
+  // in-flight gauge would never come down and the access log would lose it.
+  function onQueuedSocketClose(this: QueuingSocket): void {
+    const queued = this[QUEUED_ANSWERS];
+    if (queued === undefined) return;
+    for (const res of queued) record(res.req, res);
+    queued.clear();
+  }
+
+  function onAssigned(this: HgResponse): void {
+    (this.socket as QueuingSocket | null)?.[QUEUED_ANSWERS]?.delete(this);
+  }
+
+  /** Records the exchange once its answer is done; not on the hot path (a cache hit is answered at once). */
+  function recordWhenDone(req: IncomingMessage, res: HgResponse): void {
+    res.on('close', onClose);
+    if (res.socket !== null) return;
+    const socket = req.socket as QueuingSocket;
+    let queued = socket[QUEUED_ANSWERS];
+    if (queued === undefined) {
+      queued = socket[QUEUED_ANSWERS] = new Set();
+      socket.once('close', onQueuedSocketClose);
+    }
+    queued.add(res);
+    res.once('socket', onAssigned);
+  }
+
   const fail = (req: IncomingMessage, res: ServerResponse, err: unknown): void => {
     const headOnly = req.method === 'HEAD';
     // A body not read to its end closes the connection: its bytes must never be parsed as a next
@@ -175,7 +210,7 @@ export function createDispatcher(
       if (body && !entry.acceptsBody) throw new HgError('HG_ERR_PAYLOAD_TOO_LARGE');
       const pending = entry.handler(req, res, path);
       if (pending !== undefined) {
-        res.on('close', onClose);
+        recordWhenDone(req, res);
         pending.catch((err: unknown) => fail(req, res, err));
         return;
       }
@@ -183,7 +218,7 @@ export function createDispatcher(
       fail(req, res, err);
     }
     if (res.writableEnded) record(req, res);
-    else res.on('close', onClose);
+    else recordWhenDone(req, res);
   };
 }
 
