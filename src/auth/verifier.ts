@@ -167,6 +167,8 @@ function plainHeader(token: string, algorithms: readonly string[]): CompactJWSHe
   return header as CompactJWSHeaderParameters;
 }
 
+const EQUALS_SIGN = 0x3d;
+
 /** RFC 8725 section 3.11 / RFC 9068: an access token's `typ`, when present, must say JWT. */
 const ACCEPTED_TYP = new Set(['jwt', 'application/jwt', 'at+jwt', 'application/at+jwt']);
 
@@ -335,6 +337,10 @@ export class TokenVerifier {
     const nowMs = this.#clock.now();
     let payload: JWTPayload;
     try {
+      // RFC 7515 section 2: a JWS segment is BASE64URL without '=' padding. b64token (RFC 6750)
+      // allows trailing '=' and jose decodes it, so `<token>==` would verify as a second spelling of
+      // the same token. Checked only here, before verifying: a padded token is never cached.
+      if (token.charCodeAt(token.length - 1) === EQUALS_SIGN) throw invalidToken('the token is malformed');
       const result = await this.#jwtVerify(token, verifyOptionsAt(this.#options, nowMs));
       const typ = result.protectedHeader.typ;
       if (typ !== undefined && !ACCEPTED_TYP.has(typ.toLowerCase())) throw invalidToken('unexpected token type');

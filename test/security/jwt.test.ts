@@ -86,6 +86,8 @@ describe('hostile input: JWT abuse', () => {
     ],
     ['a truncated signature', async () => (await sign(es)).slice(0, -12), invalidToken],
     ['the signature stripped', async () => `${(await sign(es)).split('.').slice(0, 2).join('.')}.`, invalidToken],
+    // RFC 7515 section 2: BASE64URL omits the trailing '='; with it, one signed token has many spellings.
+    ['a valid token with "==" padding after its signature', async () => `${await sign(es)}==`, invalidToken],
     [
       'the signature of another valid token spliced on',
       async () => {
