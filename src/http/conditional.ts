@@ -1,4 +1,5 @@
-import { entityTags } from './preconditions.ts';
+import { HgError } from '../errors.ts';
+import { entityTags, parseIfMatch } from './preconditions.ts';
 
 /**
  * Does If-None-Match match the current ETag? (RFC 9110 section 13.1.2): "*" matches any current
@@ -17,4 +18,18 @@ export function ifNoneMatchMatches(header: string, etag: string): boolean {
     if (tag === etag) return true;
   }
   return false;
+}
+
+/**
+ * If-Match on a read (RFC 9110 section 13.1.1): holds for "*" (the resource has a current
+ * representation: it is being answered) or when a listed tag is the current ETag by the strong
+ * comparison (W/"x" never matches). When it does not hold the read is a 412, checked before
+ * If-None-Match (section 13.2.2, step 1). A value that is neither "*" nor a list of entity-tags is a
+ * 400, as on writes (parseIfMatch).
+ */
+export function checkIfMatch(header: string, etag: string): void {
+  if (header === etag) return;
+  const ifMatch = parseIfMatch(header);
+  if (ifMatch === '*' || ifMatch?.includes(etag) === true) return;
+  throw new HgError('HG_ERR_PRECONDITION_FAILED', { detail: 'If-Match names no ETag of the current representation.' });
 }

@@ -114,6 +114,8 @@ function operation(method: RouteDef['method'], doc: RouteDoc, rateLimited: boole
   const authorized = doc.scopes.length > 0;
   const errors = [...doc.errors, ...(authorized ? AUTH_ERRORS : []), ...(authorized && rateLimited ? (['HG_ERR_RATE_LIMITED'] as const) : []), ...COMMON_ERRORS];
   if (doc.write !== undefined) return writeOperation({ ...doc, write: doc.write }, errors, content);
+  // Every read takes If-Match (RFC 9110 section 13.1.1): one naming no current ETag is a 412.
+  errors.push('HG_ERR_PRECONDITION_FAILED');
   return {
     operationId: head ? `${doc.operationId}Head` : doc.operationId,
     summary: head ? `${doc.summary} (headers only)` : doc.summary,

@@ -7,7 +7,7 @@ import { SingleFlight } from '../cache/single-flight.ts';
 import type { GatewayContext } from '../context.ts';
 import { HgError, type HgErrorCode } from '../errors.ts';
 import { missStatus, staleStatus, type StaleReason } from '../http/cache-status.ts';
-import { ifNoneMatchMatches } from '../http/conditional.ts';
+import { checkIfMatch, ifNoneMatchMatches } from '../http/conditional.ts';
 import { NONE_ACCEPTABLE, Negotiator } from '../http/negotiate.ts';
 import type { HgResponse } from '../http/response.ts';
 import { callOf } from '../http/trace.ts';
@@ -49,12 +49,16 @@ export interface Source {
 }
 
 /**
- * Writes a representation: 304 when If-None-Match matches, else 200 (no body for HEAD).
+ * Writes a representation: 412 when If-Match does not hold, 304 when If-None-Match matches, else
+ * 200 (no body for HEAD).
  * `cacheStatus` replaces the hit's RFC 9211 Cache-Status (a miss, a stale answer).
  */
 export function writeRepresentation(req: IncomingMessage, res: HgResponse, rep: Representation, nowMs: number, cacheStatus?: string): void {
   const age = rep.ageAt(nowMs);
-  const ifNoneMatch = req.headers['if-none-match'];
+  const { headers: given } = req;
+  const ifMatch = given['if-match'];
+  if (ifMatch !== undefined) checkIfMatch(ifMatch, rep.etag);
+  const ifNoneMatch = given['if-none-match'];
   const notModified = ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, rep.etag);
   // A shared list (representation.ts): filled here, copied by writeHead before anything else fills it.
   const headers = notModified ? rep.notModifiedHeaders(age) : rep.headers(age);

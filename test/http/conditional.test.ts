@@ -66,4 +66,51 @@ describe('conditional GET', () => {
     const res = await get(`${fx.gw.url}/api/customers/3`, { 'if-none-match': etag });
     assert.equal(res.status, 401);
   });
+
+  // If-Match on a read (RFC 9110 sections 13.1.1 and 13.2.2).
+  test('If-Match with the current ETag, a list holding it, or * answers 200 with the body', async () => {
+    for (const ifMatch of [etag, `"other", ${etag}`, '*']) {
+      const res = await get(`${fx.gw.url}/api/customers/3`, { ...auth, 'if-match': ifMatch });
+      assert.equal(res.status, 200, ifMatch);
+      assert.equal(res.headers['etag'], etag);
+      assert.ok(res.text.length > 0);
+    }
+  });
+
+  test('If-Match with another tag is a 412 problem; so is the weak form of the current one (strong comparison)', async () => {
+    for (const ifMatch of ['"other"', `W/${etag}`]) {
+      const res = await get(`${fx.gw.url}/api/customers/3`, { ...auth, 'if-match': ifMatch });
+      assert.equal(res.status, 412, ifMatch);
+      assert.equal(res.headers['content-type'], 'application/problem+json');
+      assert.equal((res.json() as { code: string }).code, 'HG_ERR_PRECONDITION_FAILED');
+      assert.equal(res.headers['etag'], undefined);
+    }
+  });
+
+  test('If-Match is decided before If-None-Match: a false one is a 412 even when If-None-Match matches', async () => {
+    const res = await get(`${fx.gw.url}/api/customers/3`, { ...auth, 'if-match': '"other"', 'if-none-match': etag });
+    assert.equal(res.status, 412);
+    const both = await get(`${fx.gw.url}/api/customers/3`, { ...auth, 'if-match': etag, 'if-none-match': etag });
+    assert.equal(both.status, 304);
+  });
+
+  test('HEAD with a false If-Match is a 412 without a body', async () => {
+    const res = await get(`${fx.gw.url}/api/customers/3`, { ...auth, 'if-match': '"other"' }, 'HEAD');
+    assert.equal(res.status, 412);
+    assert.equal(res.text, '');
+  });
+
+  test('an If-Match that is neither * nor a list of entity-tags is a 400, as on writes', async () => {
+    const res = await get(`${fx.gw.url}/api/customers/3`, { ...auth, 'if-match': 'v1' });
+    assert.equal(res.status, 400);
+    assert.match((res.json() as { detail: string }).detail, /If-Match must be/);
+  });
+
+  test('a miss with a false If-Match is a 412, and what it fetched is cached for the next read', async () => {
+    const first = await get(`${fx.gw.url}/api/customers/6`, { ...auth, 'if-match': '"other"' });
+    assert.equal(first.status, 412);
+    const next = await get(`${fx.gw.url}/api/customers/6`, auth);
+    assert.equal(next.status, 200);
+    assert.match(String(next.headers['cache-status']), /hit/);
+  });
 });

@@ -80,7 +80,7 @@ describe('GET /api/openapi.json', () => {
     assert.ok(customer);
     assert.deepEqual(Object.keys(customer.responses['200']?.content ?? {}), ['application/json', 'application/hal+json']);
     const customerNotFound = { ...notFoundIdentity('customer'), status: 404 };
-    for (const code of ['HG_ERR_CUSTOMER_NOT_FOUND', 'HG_ERR_NOT_OWNER', 'HG_ERR_AUTH_MISSING', 'HG_ERR_UPSTREAM_TIMEOUT', 'HG_ERR_NOT_ACCEPTABLE'] as const) {
+    for (const code of ['HG_ERR_CUSTOMER_NOT_FOUND', 'HG_ERR_NOT_OWNER', 'HG_ERR_AUTH_MISSING', 'HG_ERR_UPSTREAM_TIMEOUT', 'HG_ERR_NOT_ACCEPTABLE', 'HG_ERR_PRECONDITION_FAILED'] as const) {
       const def = code === 'HG_ERR_CUSTOMER_NOT_FOUND' ? customerNotFound : ERRORS[code];
       const response = customer.responses[String(def.status)];
       assert.ok(response, code);
