@@ -58,6 +58,12 @@ describe('hostile input: headers and protocol', () => {
     ['a Host with a slash and a path', () => `${line()}Host: example.com/admin\r\nAuthorization: Bearer ${w.token}\r\n${close}`, badHost],
     ['a Host with a user-info part', () => `${line()}Host: user@example.com\r\nAuthorization: Bearer ${w.token}\r\n${close}`, badHost],
     ['a raw non-ASCII Host (not punycode)', () => Buffer.from(`${line()}Host: b\xfccher.example\r\nAuthorization: Bearer ${w.token}\r\n${close}`, 'latin1'), badHost],
+    ['a Host whose port is not digits', () => `${line()}Host: a:x\r\nAuthorization: Bearer ${w.token}\r\n${close}`, badHost],
+    ['a Host with two ports', () => `${line()}Host: a:80:81\r\nAuthorization: Bearer ${w.token}\r\n${close}`, badHost],
+    ['a Host with an unclosed IP literal', () => `${line()}Host: [::1\r\nAuthorization: Bearer ${w.token}\r\n${close}`, badHost],
+    ['a Host with an empty IP literal', () => `${line()}Host: []:80\r\nAuthorization: Bearer ${w.token}\r\n${close}`, badHost],
+    ['a Host with a bracket inside a name', () => `${line()}Host: a]b\r\nAuthorization: Bearer ${w.token}\r\n${close}`, badHost],
+    ['a Host with text after its IP literal', () => `${line()}Host: [::1]x\r\nAuthorization: Bearer ${w.token}\r\n${close}`, badHost],
     ['CONNECT to tunnel elsewhere', () => 'CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n', { status: 405, code: 'HG_ERR_METHOD_NOT_ALLOWED', headers: { allow: 'GET, HEAD', connection: 'close' } }],
     ['an absolute-form target of another scheme', () => `${line('GET', 'ftp://evil.example/api/customers/1')}${host}Authorization: Bearer ${w.token}\r\n${close}`, badTarget],
   ];
