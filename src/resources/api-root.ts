@@ -30,6 +30,7 @@ export function apiRootRoutes(ctx: GatewayContext, kit: ResourceKit, access: Acc
   const root = apiRootResource(table);
   // Made here, not upstream: it is rendered once per freshness period and served from the cache.
   const source: Source = {
+    local: true,
     groups: () => [],
     load: (path, _values, _call, ticket) => Promise.resolve(kit.store(path, root, { freshness: kit.localFreshness(), groups: [], embeddedRel: null, ticket })),
     notFound: () => {

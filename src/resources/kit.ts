@@ -46,6 +46,8 @@ export interface Source {
   groups(values: readonly ParamValue[]): readonly string[];
   /** The 404 a cached absence (the upstream's 404, kept cache.notFoundSeconds) answers with. */
   notFound(): HgError;
+  /** Made by the gateway itself (the API root): a miss waits for no upstream, and the access line says none. */
+  readonly local?: boolean;
 }
 
 /**
@@ -216,7 +218,7 @@ export class ResourceKit {
     try {
       entry = await this.#load(path, source, values, callOf(req, res.requestId, claims));
     } catch (err) {
-      res.upstreamMs = performance.now() - started;
+      if (source.local !== true) res.upstreamMs = performance.now() - started;
       if (!isUpstreamFailure(err)) throw err;
       const now = this.#ctx.clock.now();
       const stale = this.#staleWithin(path, now, this.#sieMs);
@@ -232,7 +234,7 @@ export class ResourceKit {
       this.#serveStale(req, res, path, stale, format, source, now, 'stale-if-error', err.code !== 'HG_ERR_UPSTREAM_UNAVAILABLE');
       return;
     }
-    res.upstreamMs = performance.now() - started;
+    if (source.local !== true) res.upstreamMs = performance.now() - started;
     const rep = entry.variant(format) ?? this.#variant(path, entry, format, source);
     const now = this.#ctx.clock.now();
     // Stored as `storable` decides: not no-store, and not stale on arrival (an upstream max-age=0 or invalid freshness).

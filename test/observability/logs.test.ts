@@ -34,6 +34,15 @@ describe('access log', () => {
     assert.equal(second['upstreamMs'], undefined);
   });
 
+  it('gives no upstreamMs for the API root, which the gateway makes itself', async () => {
+    const auth = bearer(await fx.token());
+    assert.equal((await get(`${fx.gw.url}/api`, { ...auth, 'x-request-id': 'req-root-1' })).status, 200);
+    const line = log.records().find((r) => r['msg'] === 'request' && r['reqId'] === 'req-root-1');
+    assert.ok(line);
+    assert.equal(line['cache'], 'miss');
+    assert.equal(line['upstreamMs'], undefined);
+  });
+
   it('writes the query apart from the path, the client address, the user agent, and no worker in a single process', async () => {
     await get(`${fx.gw.url}/api/customers?offset=5&limit=2`, { ...bearer(await fx.token()), 'user-agent': 'hypergate-test/1.0 (fields)', 'x-request-id': 'req-fields' });
     const line = log.records().find((r) => r['msg'] === 'request' && r['reqId'] === 'req-fields');
