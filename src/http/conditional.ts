@@ -28,8 +28,11 @@ export function ifNoneMatchMatches(header: string, etag: string): boolean {
  * 400, as on writes (parseIfMatch).
  */
 export function checkIfMatch(header: string, etag: string): void {
-  if (header === etag) return;
+  // A weak current ETag (an upstream's W/ validator, kept weak) matches nothing by the strong
+  // comparison (RFC 9110 section 8.8.3.2): only "*" holds then.
+  const weak = etag.startsWith('W/');
+  if (header === etag && !weak) return;
   const ifMatch = parseIfMatch(header);
-  if (ifMatch === '*' || ifMatch?.includes(etag) === true) return;
+  if (ifMatch === '*' || (!weak && ifMatch?.includes(etag) === true)) return;
   throw new HgError('HG_ERR_PRECONDITION_FAILED', { detail: 'If-Match names no ETag of the current representation.' });
 }

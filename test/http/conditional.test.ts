@@ -106,6 +106,16 @@ describe('conditional GET', () => {
     assert.match((res.json() as { detail: string }).detail, /If-Match must be/);
   });
 
+  test('If-Match never matches a weak current ETag (strong comparison, RFC 9110 section 8.8.3.2); only * holds', async () => {
+    fx.upstream.on('/customers/7', { kind: 'json', body: { id: 7, name: 'Weak', status: 'active' }, headers: { etag: 'W/"v1"' } });
+    const current = String((await get(`${fx.gw.url}/api/customers/7`, auth)).headers['etag']);
+    assert.match(current, /^W\/"/);
+    for (const ifMatch of [current, `"x", ${current}`, current.slice(2)]) {
+      assert.equal((await get(`${fx.gw.url}/api/customers/7`, { ...auth, 'if-match': ifMatch })).status, 412, ifMatch);
+    }
+    assert.equal((await get(`${fx.gw.url}/api/customers/7`, { ...auth, 'if-match': '*' })).status, 200);
+  });
+
   test('a miss with a false If-Match is a 412, and what it fetched is cached for the next read', async () => {
     const first = await get(`${fx.gw.url}/api/customers/6`, { ...auth, 'if-match': '"other"' });
     assert.equal(first.status, 412);
