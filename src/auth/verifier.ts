@@ -167,7 +167,30 @@ function plainHeader(token: string, algorithms: readonly string[]): CompactJWSHe
   return header as CompactJWSHeaderParameters;
 }
 
-const EQUALS_SIGN = 0x3d;
+/**
+ * Is the token's signature segment the one canonical BASE64URL spelling of its bytes (RFC 7515
+ * section 2; RFC 4648 section 3.5)? No '=' padding, and the bits of the last character that carry
+ * no byte at zero: jose decodes any value there (and the padding) to the same signature, so every
+ * other spelling would verify as another token, with its own cache entry. A length that leaves one
+ * character over is no encoding at all. Anything outside the alphabet jose refuses itself.
+ */
+function isCanonicalSignature(token: string): boolean {
+  const length = token.length - token.lastIndexOf('.') - 1;
+  const last = base64UrlValue(token.charCodeAt(token.length - 1));
+  if (last === -1 || length % 4 === 1) return false;
+  const spare = length % 4 === 2 ? 15 : length % 4 === 3 ? 3 : 0;
+  return (last & spare) === 0;
+}
+
+/** The 6-bit value of a BASE64URL character; -1 for any other, '=' included. */
+function base64UrlValue(c: number): number {
+  if (c >= 0x41 && c <= 0x5a) return c - 0x41;
+  if (c >= 0x61 && c <= 0x7a) return c - 0x61 + 26;
+  if (c >= 0x30 && c <= 0x39) return c - 0x30 + 52;
+  if (c === 0x2d) return 62;
+  if (c === 0x5f) return 63;
+  return -1;
+}
 
 /** RFC 8725 section 3.11 / RFC 9068: an access token's `typ`, when present, must say JWT. */
 const ACCEPTED_TYP = new Set(['jwt', 'application/jwt', 'at+jwt', 'application/at+jwt']);
@@ -337,10 +360,9 @@ export class TokenVerifier {
     const nowMs = this.#clock.now();
     let payload: JWTPayload;
     try {
-      // RFC 7515 section 2: a JWS segment is BASE64URL without '=' padding. b64token (RFC 6750)
-      // allows trailing '=' and jose decodes it, so `<token>==` would verify as a second spelling of
-      // the same token. Checked only here, before verifying: a padded token is never cached.
-      if (token.charCodeAt(token.length - 1) === EQUALS_SIGN) throw invalidToken('the token is malformed');
+      // One signature, one spelling (isCanonicalSignature). Checked only here, before verifying:
+      // a token spelled otherwise is never cached, so the cached path pays nothing for it.
+      if (!isCanonicalSignature(token)) throw invalidToken('the token is malformed');
       const result = await this.#jwtVerify(token, verifyOptionsAt(this.#options, nowMs));
       const typ = result.protectedHeader.typ;
       if (typ !== undefined && !ACCEPTED_TYP.has(typ.toLowerCase())) throw invalidToken('unexpected token type');

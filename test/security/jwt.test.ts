@@ -57,6 +57,13 @@ describe('hostile input: JWT abuse', () => {
   const invalidToken: ExpectedProblem = { status: 401, code: 'HG_ERR_AUTH_INVALID_TOKEN', headers: { 'www-authenticate': CHALLENGE.invalidToken } };
   const lureUrl = (): string => `http://127.0.0.1:${(lure.address() as AddressInfo).port}/jwks.json`;
 
+  const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  /** The token with the lowest spare bit of its signature's last character set: same signature bytes. */
+  const respell = (token: string): string => {
+    const value = BASE64URL.indexOf(token.slice(-1));
+    assert.equal(value & 15, 0, 'a canonical ES256 or RS256 signature ends with its four spare bits clear');
+    return `${token.slice(0, -1)}${BASE64URL[value | 1] as string}`;
+  };
   // [name, how the hostile token is made, what it must get]
   const cases: Array<[string, () => Promise<string> | string, ExpectedProblem]> = [
     ['alg "none" with an empty signature', () => `${enc({ alg: 'none', typ: 'JWT' })}.${enc(claims())}.`, invalidToken],
@@ -88,6 +95,10 @@ describe('hostile input: JWT abuse', () => {
     ['the signature stripped', async () => `${(await sign(es)).split('.').slice(0, 2).join('.')}.`, invalidToken],
     // RFC 7515 section 2: BASE64URL omits the trailing '='; with it, one signed token has many spellings.
     ['a valid token with "==" padding after its signature', async () => `${await sign(es)}==`, invalidToken],
+    // The last character of a signature carries spare bits (4 for ES256's 86 characters, 4 for
+    // RS256's 342): jose decodes them away, so a value there is another spelling of the same token.
+    ['a valid ES256 token with a spare bit of its last character set', async () => respell(await sign(es)), invalidToken],
+    ['a valid RS256 token with a spare bit of its last character set', async () => respell(await sign(rs)), invalidToken],
     [
       'the signature of another valid token spliced on',
       async () => {
