@@ -82,7 +82,8 @@ export class InvalidationBus {
         return typeof reached === 'number' ? reached : null;
       },
       () => {
-        if (!again) this.#metrics.invalidation('queued');
+        // Nothing is queued once the bus is closed (shutdown): nothing to count either.
+        if (!again && !this.#closed) this.#metrics.invalidation('queued');
         this.#queue(keys, groups);
         return null;
       },
