@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import { HgError } from '../errors.ts';
 import { HgRequest, type HgResponse } from './response.ts';
 
@@ -23,10 +24,37 @@ export function discardBody(req: IncomingMessage): void {
   if (req instanceof HgRequest) req.discardingBody = true;
   req.on('data', drop);
   req.resume();
-  const socket = req.socket;
+  req.once('end', cutAfterLinger(req.socket));
+}
+
+/**
+ * Closes the connection LINGER_MS from now unless it closes first; returns what cancels that. For
+ * a connection whose last answer is written while the client may still be sending (a refused body,
+ * a problem for bytes that could not be parsed): what it sends meanwhile is read and dropped.
+ */
+export function cutAfterLinger(socket: Socket): () => void {
   const cut = setTimeout(() => socket.destroy(), LINGER_MS).unref();
-  req.once('end', () => clearTimeout(cut));
-  socket.once('close', () => clearTimeout(cut));
+  const cancel = (): void => clearTimeout(cut);
+  socket.once('close', cancel);
+  return cancel;
+}
+
+/** On a request whose answer went out before its body was read whole (client-error.ts: a 408 mid-body). */
+const ANSWERED_EARLY = Symbol('hypergate.answeredEarly');
+
+type MaybeAnsweredEarly = IncomingMessage & { [ANSWERED_EARLY]?: true };
+
+/**
+ * The request was answered (a problem) before its body was read whole: what its body brings is
+ * never acted on. Without this, a write told 408 mid-body would still reach the upstream once the
+ * rest of its body arrived, with nobody to tell.
+ */
+export function markAnsweredEarly(req: IncomingMessage): void {
+  (req as MaybeAnsweredEarly)[ANSWERED_EARLY] = true;
+}
+
+function answeredEarly(req: IncomingMessage): boolean {
+  return (req as MaybeAnsweredEarly)[ANSWERED_EARLY] === true;
 }
 
 /**
@@ -43,6 +71,10 @@ export function readBody(req: IncomingMessage, res: HgResponse, maxBytes: number
     const chunks: Buffer[] = [];
     let size = 0;
     const onData = (chunk: Buffer): void => {
+      if (answeredEarly(req)) {
+        chunks.length = 0;
+        return;
+      }
       size += chunk.length;
       if (size > maxBytes) {
         cleanup();
@@ -54,7 +86,8 @@ export function readBody(req: IncomingMessage, res: HgResponse, maxBytes: number
     };
     const onEnd = (): void => {
       cleanup();
-      resolve(Buffer.concat(chunks, size));
+      if (answeredEarly(req)) reject(new HgError('HG_ERR_REQUEST_TIMEOUT', { detail: 'The request was answered before its body arrived; it was not acted on.' }));
+      else resolve(Buffer.concat(chunks, size));
     };
     const onError = (err: Error): void => {
       cleanup();

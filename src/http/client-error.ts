@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { HgError, type HgErrorCode } from '../errors.ts';
+import { cutAfterLinger, markAnsweredEarly } from './body.ts';
 import { rawProblemResponse } from './problem.ts';
 
 /** Node's parser and timer errors, mapped to the problem a client should see. */
@@ -16,7 +17,7 @@ function codeFor(err: NodeJS.ErrnoException): HgErrorCode {
 /** The answer node:http is writing to the connection now: the first of those still owed, in order. */
 interface OwedAnswer {
   readonly headersSent: boolean;
-  readonly req: { readonly complete: boolean };
+  readonly req: IncomingMessage;
   once(event: 'close', listener: () => void): unknown;
 }
 
@@ -57,7 +58,13 @@ function answerAfterOwed(socket: ClientSocket, problem: Buffer): void {
   }
   const owed = socket._httpMessage;
   if (owed === undefined || owed === null || (!owed.headersSent && !owed.req.complete)) {
+    // The problem is this request's answer: whatever of its body still comes is not acted on.
+    if (owed !== undefined && owed !== null) markAnsweredEarly(owed.req);
     socket.end(problem);
+    // Bytes keep coming from a client still writing (each a parser error, unanswered): the
+    // connection is cut after the linger, as after a refused body, else it would stay open as long
+    // as the client trickles, and for good if it never closes its side.
+    cutAfterLinger(socket);
     return;
   }
   // 'close' comes after node:http has handed the connection to the next answer owed (or to none).
