@@ -38,7 +38,9 @@ async function main(): Promise<void> {
     return;
   }
   // hypergate is built before its first start (checkout.ts); the peer's packages must be there.
-  if (opts.servers.some((n) => n.startsWith('fastify')) && !existsSync(resolve(ROOT, 'node_modules/fastify')) && opts.compare === null) {
+  // The servers this run starts: --profile runs only those it profiles.
+  const measured = opts.profile ? opts.profileServers : opts.servers;
+  if (measured.some((n) => n.startsWith('fastify')) && !existsSync(resolve(ROOT, 'node_modules/fastify')) && opts.compare === null) {
     throw new Error('the Fastify peer needs its devDependencies: run npm ci (or pass --servers baseline,hypergate)');
   }
   if (opts.tool === 'autocannon') say('WARNING: using autocannon. It saturates its own core near 30k-35k req/s, so ceiling figures (baseline, hot) measure autocannon, not the server: install wrk (apt-get install wrk) for those.');
@@ -48,7 +50,7 @@ async function main(): Promise<void> {
   // Only hypergate-redis needs it: a real redis-server on a free loopback port, no persistence.
   let redis: RedisServer | null = null;
   try {
-    if (opts.servers.includes('hypergate-redis') && opts.compare === null) redis = await startRedis();
+    if (measured.includes('hypergate-redis') && opts.compare === null) redis = await startRedis();
     const keys = makeKeys(dir);
     const hotToken = mint(keys, 'bench-user');
     const capturePath = join(dir, 'capture.json');
