@@ -34,9 +34,14 @@ export function discardBody(req: IncomingMessage): void {
  */
 export function cutAfterLinger(socket: Socket): () => void {
   const cut = setTimeout(() => socket.destroy(), LINGER_MS).unref();
-  const cancel = (): void => clearTimeout(cut);
-  socket.once('close', cancel);
-  return cancel;
+  const onClose = (): void => clearTimeout(cut);
+  socket.once('close', onClose);
+  // Cancelled while the connection stays (a refused body read to its end on a kept-alive
+  // connection): its 'close' listener goes too, else each such request would leave one behind.
+  return () => {
+    clearTimeout(cut);
+    socket.off('close', onClose);
+  };
 }
 
 /** On a request whose answer went out before its body was read whole (client-error.ts: a 408 mid-body). */

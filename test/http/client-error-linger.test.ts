@@ -90,3 +90,30 @@ describe('the connection after a problem for unparsable bytes', () => {
     assert.doesNotMatch(client.read(), /HTTP\/1\.1 201 /);
   });
 });
+
+describe('a kept-alive connection whose writes are refused before their bodies arrive', () => {
+  const w = suiteFixture();
+
+  test('keeps no listener per refused write once each body has been read to its end', async (t) => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => {
+      warnings.push(warning);
+    };
+    process.on('warning', onWarning);
+    t.after(() => process.off('warning', onWarning));
+    const client = halfOpenClient(w.fx.gw.port);
+    t.after(() => client.socket.destroy());
+    const body = JSON.stringify({ name: 'Nobody', status: 'active' });
+    const answers = (): number => client.read().split('HTTP/1.1 401 ').length - 1;
+    for (let i = 1; i <= 15; i++) {
+      // No token: refused (401) on its head; its body, sent after the answer, is read and dropped.
+      client.socket.write(`POST /api/customers HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+      await waitFor(() => answers() === i, `answer ${i}`, 5000);
+      client.socket.write(body);
+    }
+    // The connection is still kept: a read on it is answered.
+    client.socket.write(`GET /api/customers/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${w.token}\r\n\r\n`);
+    await waitFor(() => client.read().includes('HTTP/1.1 200 '), 'the read after the refused writes', 5000);
+    assert.deepEqual(warnings.filter((x) => x.name === 'MaxListenersExceededWarning').map((x) => x.message), []);
+  });
+});
