@@ -12,10 +12,13 @@ export function ifNoneMatchMatches(header: string, etag: string): boolean {
   if (header === etag) return true;
   const trimmed = header.trim();
   if (trimmed === '*') return true;
+  // The weak comparison compares opaque tags: W/ off both sides (the current one is weak when an
+  // upstream's W/ validator was kept).
+  const current = etag.startsWith('W/') ? etag.slice(2) : etag;
   for (const candidate of entityTags(trimmed) ?? trimmed.split(',')) {
     let tag = candidate.trim();
     if (tag.startsWith('W/')) tag = tag.slice(2);
-    if (tag === etag) return true;
+    if (tag === current) return true;
   }
   return false;
 }

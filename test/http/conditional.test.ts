@@ -16,6 +16,11 @@ describe('ifNoneMatchMatches', () => {
     assert.equal(ifNoneMatchMatches('"x",W/"v1,2.abc"', '"v1,2.abc"'), true);
     assert.equal(ifNoneMatchMatches('"v1", "2.abc"', '"v1,2.abc"'), false);
   });
+  test('matches a weak current tag by its opaque tag, in a list or without its W/ (weak comparison)', () => {
+    assert.equal(ifNoneMatchMatches('W/"z", W/"a"', 'W/"a"'), true);
+    assert.equal(ifNoneMatchMatches('"a"', 'W/"a"'), true);
+    assert.equal(ifNoneMatchMatches('"b"', 'W/"a"'), false);
+  });
   test('does not match other tags or an unquoted value', () => {
     assert.equal(ifNoneMatchMatches('"b"', '"a"'), false);
     assert.equal(ifNoneMatchMatches('a', '"a"'), false);
