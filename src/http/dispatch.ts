@@ -29,8 +29,9 @@ const BAD_HOST = 'An HTTP/1.1 request needs exactly one Host header, holding a h
  * line arrives joined to the first with one. Anything else ("a b c", a raw non-ASCII name) is a 400
  * (RFC 9112 section 3.2: "a Host header field with an invalid field value").
  */
-const NAME_BYTE = byteTable('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%!$&\'()*+;=');
-const IP_LITERAL_BYTE = byteTable('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%!$&\'()*+;=:');
+const NAME_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%!$&\'()*+;=';
+const NAME_BYTE = byteTable(NAME_CHARS);
+const IP_LITERAL_BYTE = byteTable(`${NAME_CHARS}:`);
 const COLON = 0x3a;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
