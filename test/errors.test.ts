@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { ERROR_CODES, ERRORS, HgError } from '../src/errors.ts';
-import { problemBody } from '../src/http/problem.ts';
+import { ERROR_CODES, ERRORS, HgError } from '../src/lib/errors.ts';
+import { problemBody } from '../src/protocol/problem.ts';
 import { ROOT } from './helpers/process.ts';
 
 describe('error registry', () => {

@@ -1,5 +1,5 @@
 import { Representation } from '../../src/cache/representation.ts';
-import { hitStatus } from '../../src/http/cache-status.ts';
+import { hitStatus } from '../../src/protocol/cache-status.ts';
 import { interleaved, type Comparison } from './timing.ts';
 
 const BODY = JSON.stringify({ id: 42, name: 'Ada Lovelace', status: 'active', links: { self: '/api/customers/42', orders: '/api/customers/42/orders' } });

@@ -1,9 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { AuthConfig } from '../config/types.ts';
-import { HgError } from '../errors.ts';
+import { HgError } from '../lib/errors.ts';
 import type { ClientAddressOf } from '../http/client-address.ts';
 import type { Limiter } from '../http/rate-limit.ts';
-import { HgRequest } from '../http/response.ts';
+import { HgRequest } from '../protocol/response.ts';
 import { readBearerToken } from './bearer.ts';
 import { insufficientScope } from './challenge.ts';
 import type { Principal, TokenVerifier } from './verifier.ts';

@@ -1,4 +1,4 @@
-import { HgError } from '../errors.ts';
+import { HgError } from '../lib/errors.ts';
 
 /** RFC 6750 section 3: every 401/403 carries a WWW-Authenticate challenge for the Bearer scheme. */
 const REALM = 'Bearer realm="hypergate"';

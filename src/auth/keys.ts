@@ -1,7 +1,7 @@
 import { createPublicKey, webcrypto, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createLocalJWKSet, importSPKI, type CryptoKey, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
-import { systemClock } from '../clock.ts';
+import { systemClock } from '../lib/clock.ts';
 import type { AuthConfig, JwsAlgorithm } from '../config/types.ts';
 import { silentLogger } from '../observability/logger.ts';
 import { emptyJwksTally } from '../observability/metrics.ts';

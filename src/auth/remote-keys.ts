@@ -1,5 +1,5 @@
 import { errors, type CryptoKey, type JWSHeaderParameters } from 'jose';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../lib/clock.ts';
 import type { JwsAlgorithm } from '../config/types.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { JwksTally } from '../observability/metrics.ts';

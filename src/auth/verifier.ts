@@ -1,9 +1,9 @@
 import { hash } from 'node:crypto';
 import { decodeProtectedHeader, errors, jwtVerify, type CompactJWSHeaderParameters, type JWTPayload, type JWTVerifyOptions, type JWTVerifyResult } from 'jose';
-import { GrowingLru } from '../cache/growing-lru.ts';
-import type { Clock } from '../clock.ts';
+import { GrowingLru } from '../lib/growing-lru.ts';
+import type { Clock } from '../lib/clock.ts';
 import type { AuthConfig } from '../config/types.ts';
-import { HgError } from '../errors.ts';
+import { HgError } from '../lib/errors.ts';
 import { assertTokenSyntax } from './bearer.ts';
 import { invalidToken } from './challenge.ts';
 import type { TokenTally } from '../observability/metrics.ts';

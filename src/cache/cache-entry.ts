@@ -1,5 +1,5 @@
 import { FORMATS, JSON_INDEX, renderBody, resourceFromJson } from '../hypermedia/formats.ts';
-import { derivedEtag, upstreamEtagOf } from './etag.ts';
+import { derivedEtag, upstreamEtagOf } from '../protocol/etag.ts';
 import type { Representation } from './representation.ts';
 
 /**

@@ -1,6 +1,6 @@
-import { bodyEtag } from './etag.ts';
+import { bodyEtag } from '../protocol/etag.ts';
 import { heldBytes } from './held-bytes.ts';
-import { hitStatus } from '../http/cache-status.ts';
+import { hitStatus } from '../protocol/cache-status.ts';
 
 export type HeaderList = readonly (string | number)[];
 

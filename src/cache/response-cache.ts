@@ -1,7 +1,7 @@
 import type { CacheConfig } from '../config/types.ts';
 import type { CacheTally } from '../observability/metrics.ts';
 import type { CacheEntry } from './cache-entry.ts';
-import { GrowingLru } from './growing-lru.ts';
+import { GrowingLru } from '../lib/growing-lru.ts';
 
 /** The #dropped key that stands for "everything" (clear()); no path contains a NUL. */
 const ALL = '\u0000all';

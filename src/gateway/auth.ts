@@ -2,7 +2,7 @@ import { ClaimTable } from '../auth/claims.ts';
 import { KeySourceError, resolveKeySource, type KeySource } from '../auth/keys.ts';
 import { checkedScopes } from '../auth/scopes.ts';
 import { TokenVerifier } from '../auth/verifier.ts';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../lib/clock.ts';
 import type { Config } from '../config/types.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { JwksTally, TokenTally } from '../observability/metrics.ts';

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { ServerConfig } from '../config/types.ts';
 import { handleClientError, refuseConnect } from '../http/client-error.ts';
 import { ConnectionSweeper } from '../http/keep-alive.ts';
-import { HgRequest, HgResponse } from '../http/response.ts';
+import { HgRequest, HgResponse } from '../protocol/response.ts';
 
 export interface PublicServer {
   readonly server: Server;

@@ -1,7 +1,7 @@
-import { HgError } from '../errors.ts';
+import { HgError } from '../lib/errors.ts';
 import { API_ROOT, OPENAPI_PATH } from '../resources/api-root.ts';
 import type { ResourceTable } from '../resources/compile.ts';
-import type { Invalidation, SharedState } from '../shared/shared-state.ts';
+import type { Invalidation, SharedState } from '../cluster/shared-state.ts';
 
 /** What a purge answers: entries dropped here, and (with Redis) how many instances the broadcast reached. */
 export interface PurgeResult {

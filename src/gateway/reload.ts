@@ -1,7 +1,7 @@
 import { KeySourceError } from '../auth/keys.ts';
 import type { Config } from '../config/types.ts';
 import { ConfigError } from '../config/validate.ts';
-import { HgError } from '../errors.ts';
+import { HgError } from '../lib/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { same } from './pipeline.ts';
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { HgError } from '../errors.ts';
+import { HgError } from '../lib/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 
@@ -9,10 +9,10 @@ import { isSafeRequestId, RequestIds } from '../observability/request-id.ts';
 import { clientAddressRule, type ClientAddressOf } from './client-address.ts';
 import { markBusy, markIdle } from './keep-alive.ts';
 import type { CorsPolicy } from './cors.ts';
-import { WRITE_BODY_TYPES } from './media-type.ts';
-import { sendProblem } from './problem.ts';
+import { WRITE_BODY_TYPES } from '../lib/media-type.ts';
+import { sendProblem } from '../protocol/problem.ts';
 import { routableTarget } from './request-target.ts';
-import { HgRequest, type HgResponse } from './response.ts';
+import { HgRequest, type HgResponse } from '../protocol/response.ts';
 import type { Router } from './router.ts';
 
 const SLASH = 0x2f;

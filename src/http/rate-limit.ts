@@ -1,15 +1,15 @@
 import type { LRUCache } from 'lru-cache';
-import { GrowingLru } from '../cache/growing-lru.ts';
-import type { Clock } from '../clock.ts';
+import { GrowingLru } from '../lib/growing-lru.ts';
+import type { Clock } from '../lib/clock.ts';
 import type { RateLimitConfig } from '../config/types.ts';
-import { HgError } from '../errors.ts';
+import { HgError } from '../lib/errors.ts';
 
 /** What a limiter needs of rateLimit (tests build one from these alone). */
 export type BucketConfig = Pick<RateLimitConfig, 'requestsPerSecond' | 'burst' | 'maxKeys'>;
 
 /**
  * Decides whether one more request of a client may pass: null when it may, else the 429 to
- * answer. This process's buckets decide at once; a cluster-wide limit (src/shared/) may need a
+ * answer. This process's buckets decide at once; a cluster-wide limit (src/cluster/) may need a
  * promise (it asks Redis).
  */
 export interface Limiter {

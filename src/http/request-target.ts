@@ -1,4 +1,4 @@
-import { HgError } from '../errors.ts';
+import { HgError } from '../lib/errors.ts';
 
 /**
  * The request target as the router sees it. An origin-form target (`/path?query`, what nearly

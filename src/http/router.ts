@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import FindMyWay from 'find-my-way';
 import { UNMATCHED_ROUTE, type RequestStats } from '../observability/request-stats.ts';
-import type { HgResponse } from './response.ts';
-import type { RouteDoc } from './route-doc.ts';
+import type { HgResponse } from '../protocol/response.ts';
+import type { RouteDoc } from '../protocol/route-doc.ts';
 
 /** A route's handler: sync on the hot path (cache hit), a promise only when it must wait. */
 export type RouteHandler = (req: IncomingMessage, res: HgResponse, path: string) => void | Promise<void>;

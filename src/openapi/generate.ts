@@ -1,7 +1,7 @@
-import { ERRORS, PROBLEM_TYPE_BASE, type HgErrorCode, type ProblemIdentity } from '../errors.ts';
+import { ERRORS, PROBLEM_TYPE_BASE, type HgErrorCode, type ProblemIdentity } from '../lib/errors.ts';
 import type { RouteDef } from '../http/router.ts';
-import type { RouteDoc } from '../http/route-doc.ts';
-import type { JsonSchema } from '../http/route-doc.ts';
+import type { RouteDoc } from '../protocol/route-doc.ts';
+import type { JsonSchema } from '../protocol/route-doc.ts';
 
 export const SECURITY_SCHEME = 'bearerAuth';
 

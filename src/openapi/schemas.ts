@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../http/route-doc.ts';
+import type { JsonSchema } from '../protocol/route-doc.ts';
 import type { Resource } from '../hypermedia/resource.ts';
 import type { CompiledLink, CompiledResource, ResourceTable } from '../resources/compile.ts';
 import { schemaName } from '../resources/naming.ts';

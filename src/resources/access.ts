@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { authorize, authorizeLimited } from '../auth/authenticate.ts';
 import { insufficientScope, notOwner } from '../auth/challenge.ts';
 import type { Principal } from '../auth/verifier.ts';
-import type { GatewayContext } from '../context.ts';
+import type { GatewayContext } from '../gateway/context.ts';
 import type { ClientAddressOf } from '../http/client-address.ts';
 import type { Limiter } from '../http/rate-limit.ts';
 import type { CompiledResource } from './compile.ts';

@@ -1,6 +1,6 @@
 import type { ClaimTable } from '../auth/claims.ts';
 import type { Config, FieldTypeName, ResourceConfig, WriteOrReadMethod } from '../config/types.ts';
-import { HgError, type ProblemIdentity } from '../errors.ts';
+import { HgError, type ProblemIdentity } from '../lib/errors.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { UpstreamServices } from '../upstream/services.ts';
 import { JsonPointer } from './json-pointer.ts';

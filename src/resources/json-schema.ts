@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
-import type { FieldError } from '../errors.ts';
+import type { FieldError } from '../lib/errors.ts';
 
 /** A body validator: the failing fields, none when the body is valid. */
 export type BodyValidator = (body: unknown) => FieldError[];

@@ -1,10 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import { CacheEntry } from '../cache/cache-entry.ts';
 import { Representation } from '../cache/representation.ts';
-import type { GatewayContext } from '../context.ts';
-import { HgError } from '../errors.ts';
-import { acceptsJson } from '../http/negotiate.ts';
-import type { HgResponse } from '../http/response.ts';
+import type { GatewayContext } from '../gateway/context.ts';
+import { HgError } from '../lib/errors.ts';
+import { acceptsJson } from '../protocol/negotiate.ts';
+import type { HgResponse } from '../protocol/response.ts';
 import { getAndHead, type RouteDef } from '../http/router.ts';
 import { JSON_INDEX } from '../hypermedia/formats.ts';
 import { generateOpenApi } from '../openapi/generate.ts';

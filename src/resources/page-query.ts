@@ -1,4 +1,4 @@
-import { HgError } from '../errors.ts';
+import { HgError } from '../lib/errors.ts';
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;

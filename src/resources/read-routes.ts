@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
-import { HgError, type HgErrorCode } from '../errors.ts';
-import type { HgResponse } from '../http/response.ts';
-import type { ParamDoc } from '../http/route-doc.ts';
+import { HgError, type HgErrorCode } from '../lib/errors.ts';
+import type { HgResponse } from '../protocol/response.ts';
+import type { ParamDoc } from '../protocol/route-doc.ts';
 import { getAndHead, type RouteDef } from '../http/router.ts';
 import type { Access } from './access.ts';
 import type { CompiledCollection, CompiledResource, ResourceTable } from './compile.ts';
@@ -9,7 +9,7 @@ import { UPSTREAM_ERRORS, type ResourceKit, type Source } from './kit.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, pagePath, parsePageQuery } from './page-query.ts';
 import { paramRule, paramSchema, type ParamType, type ParamValue } from './params.ts';
 import { itemFromRecord, pageFromBody, type Paging } from './record.ts';
-import { renderSuffix } from '../cache/etag.ts';
+import { renderSuffix } from '../protocol/etag.ts';
 import { FORMATS } from '../hypermedia/formats.ts';
 import { schemaName } from './naming.ts';
 

@@ -1,5 +1,5 @@
 import type { FieldTypeName } from '../config/types.ts';
-import { HgError } from '../errors.ts';
+import { HgError } from '../lib/errors.ts';
 import type { Link, Resource } from '../hypermedia/resource.ts';
 import type { CompiledCollection, CompiledLink, CompiledResource } from './compile.ts';
 import { pagePath } from './page-query.ts';

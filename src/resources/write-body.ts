@@ -1,5 +1,5 @@
 import { TextDecoder } from 'node:util';
-import { HgError, type FieldError } from '../errors.ts';
+import { HgError, type FieldError } from '../lib/errors.ts';
 import type { CompiledResource } from './compile.ts';
 import { duplicateMember, pointerToken } from './json-duplicates.ts';
 import { paramFromValue, type ParamType, type ParamValue } from './params.ts';

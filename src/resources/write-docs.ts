@@ -1,6 +1,6 @@
-import type { HgErrorCode } from '../errors.ts';
-import { WRITE_BODY_TYPES } from '../http/media-type.ts';
-import type { JsonSchema, ParamDoc, RouteDoc, WriteAnswerDoc } from '../http/route-doc.ts';
+import type { HgErrorCode } from '../lib/errors.ts';
+import { WRITE_BODY_TYPES } from '../lib/media-type.ts';
+import type { JsonSchema, ParamDoc, RouteDoc, WriteAnswerDoc } from '../protocol/route-doc.ts';
 import type { Access } from './access.ts';
 import type { CompiledCollection, CompiledResource } from './compile.ts';
 import { UPSTREAM_ERRORS } from './kit.ts';

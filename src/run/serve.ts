@@ -4,7 +4,7 @@ import { KeySourceError } from '../auth/keys.ts';
 import { mintDevToken } from '../auth/mint.ts';
 import { redactUrl } from '../config/redact.ts';
 import type { Config } from '../config/types.ts';
-import { createGateway, type Gateway } from '../gateway.ts';
+import { createGateway, type Gateway } from '../gateway/create-gateway.ts';
 import { reloadProblems } from '../gateway/reload.ts';
 import type { Logger } from '../observability/logger.ts';
 import { die, exitAfterLogs } from './exit.ts';

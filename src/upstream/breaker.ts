@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../lib/clock.ts';
 import type { BreakerConfig } from '../config/types.ts';
 import type { BreakerStateName } from '../observability/metrics.ts';
 

@@ -1,4 +1,4 @@
-import { parseHttpDate } from '../http/http-date.ts';
+import { parseHttpDate } from '../protocol/http-date.ts';
 
 /** What a shared cache may do with an upstream answer (RFC 9111 sections 4.2 and 5.2.2). */
 export interface UpstreamFreshness {

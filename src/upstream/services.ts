@@ -1,5 +1,5 @@
 import type { ClaimTable } from '../auth/claims.ts';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../lib/clock.ts';
 import { servicesOf } from '../config/service-checks.ts';
 import type { Config, UpstreamConfig } from '../config/types.ts';
 import type { BreakerStateName, UpstreamObserver } from '../observability/metrics.ts';

@@ -9,7 +9,7 @@ import { loadOrCreateDevKeys } from '../../src/auth/dev-keys.ts';
 import { KeySourceError } from '../../src/auth/keys.ts';
 import { mintDevToken } from '../../src/auth/mint.ts';
 import { configWith } from '../../src/config/load.ts';
-import { createGateway } from '../../src/gateway.ts';
+import { createGateway } from '../../src/gateway/create-gateway.ts';
 import { bearer, get, startGateway, type RunningGateway } from '../helpers/gateway.ts';
 import { makeKey, signToken, startJwksServer } from '../helpers/keys.ts';
 import { startTestUpstream, type TestUpstream } from '../helpers/upstream.ts';

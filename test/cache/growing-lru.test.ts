@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { GrowingLru } from '../../src/cache/growing-lru.ts';
+import { GrowingLru } from '../../src/lib/growing-lru.ts';
 import { RateLimiter } from '../../src/http/rate-limit.ts';
-import { MemoryIdempotencyStore } from '../../src/shared/idempotency.ts';
-import { systemClock } from '../../src/clock.ts';
+import { MemoryIdempotencyStore } from '../../src/cluster/idempotency.ts';
+import { systemClock } from '../../src/lib/clock.ts';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;

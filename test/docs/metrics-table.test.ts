@@ -7,7 +7,7 @@ import { startGateway, type RunningGateway } from '../helpers/gateway.ts';
 
 /**
  * The metric names of each row of the README "Metrics" table, in order. The row of `hypergate_redis_*`
- * (metrics that exist only with redis.url) is left out: test/shared covers those.
+ * (metrics that exist only with redis.url) is left out: test/cluster covers those.
  */
 function metricRows(): string[][] {
   const text = readFileSync(resolve(PROJECT_ROOT, 'README.md'), 'utf8');

@@ -1,4 +1,4 @@
-import type { Clock } from '../../src/clock.ts';
+import type { Clock } from '../../src/lib/clock.ts';
 
 /** A clock the test moves by hand: no sleeping for freshness, Age or expiry. */
 export class ManualClock implements Clock {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ifNoneMatchMatches } from '../../src/http/conditional.ts';
+import { ifNoneMatchMatches } from '../../src/protocol/conditional.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get } from '../helpers/gateway.ts';
 

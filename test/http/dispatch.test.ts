@@ -1,9 +1,9 @@
-import { HgResponse } from '../../src/http/response.ts';
+import { HgResponse } from '../../src/protocol/response.ts';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { HgError } from '../../src/errors.ts';
+import { HgError } from '../../src/lib/errors.ts';
 import { handleClientError } from '../../src/http/client-error.ts';
 import { createDispatcher } from '../../src/http/dispatch.ts';
 import { createRouter } from '../../src/http/router.ts';

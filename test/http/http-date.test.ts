@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { parseHttpDate } from '../../src/http/http-date.ts';
+import { parseHttpDate } from '../../src/protocol/http-date.ts';
 
 const NOW = Date.UTC(2026, 10, 23, 10, 0, 0);
 const NOV_6_1994 = Date.UTC(1994, 10, 6, 8, 49, 37);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { acceptsJson } from '../../src/http/negotiate.ts';
+import { acceptsJson } from '../../src/protocol/negotiate.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get, problemOf } from '../helpers/gateway.ts';
 

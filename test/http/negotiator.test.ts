@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { acceptsJson, Negotiator, NONE_ACCEPTABLE } from '../../src/http/negotiate.ts';
+import { acceptsJson, Negotiator, NONE_ACCEPTABLE } from '../../src/protocol/negotiate.ts';
 
 const both = new Negotiator(['application/json', 'application/hal+json']);
 const JSON_I = 0;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { HgError } from '../../src/errors.ts';
+import { HgError } from '../../src/lib/errors.ts';
 import { routableTarget } from '../../src/http/request-target.ts';
 
 describe('routableTarget', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { ERRORS, PROBLEM_TYPE_BASE } from '../../src/errors.ts';
+import { ERRORS, PROBLEM_TYPE_BASE } from '../../src/lib/errors.ts';
 import { generateOpenApi, openApiPath } from '../../src/openapi/generate.ts';
 import { notFoundIdentity } from '../../src/resources/compile.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';

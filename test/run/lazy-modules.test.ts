@@ -13,7 +13,7 @@ describe('modules loaded at start', () => {
   test('a started gateway without redis.url has loaded neither ioredis nor undici', async () => {
     const script = `
       import { createRequire } from 'node:module';
-      import { createGateway } from './src/gateway.ts';
+      import { createGateway } from './src/gateway/create-gateway.ts';
       import { configWith } from './src/config/load.ts';
       const gw = await createGateway(configWith({ server: { port: 0 } }));
       const cache = Object.keys(createRequire(import.meta.url).cache);

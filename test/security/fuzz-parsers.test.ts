@@ -3,9 +3,9 @@ import type { IncomingMessage } from 'node:http';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { assertTokenSyntax, readBearerToken } from '../../src/auth/bearer.ts';
-import { HgError } from '../../src/errors.ts';
-import { ifNoneMatchMatches } from '../../src/http/conditional.ts';
-import { NONE_ACCEPTABLE, Negotiator } from '../../src/http/negotiate.ts';
+import { HgError } from '../../src/lib/errors.ts';
+import { ifNoneMatchMatches } from '../../src/protocol/conditional.ts';
+import { NONE_ACCEPTABLE, Negotiator } from '../../src/protocol/negotiate.ts';
 import { isSafeRequestId } from '../../src/observability/request-id.ts';
 import { parseCanonicalInteger as parseCustomerId } from '../../src/resources/params.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { configWith } from '../../src/config/load.ts';
-import { HgError } from '../../src/errors.ts';
+import { HgError } from '../../src/lib/errors.ts';
 import { UpstreamClient } from '../../src/upstream/client.ts';
 import { startTestUpstream, type TestUpstream } from '../helpers/upstream.ts';
 

@@ -1,11 +1,11 @@
-import type { TokenVerifier } from './auth/verifier.ts';
-import type { ResponseCache } from './cache/response-cache.ts';
-import type { Clock } from './clock.ts';
-import type { Config } from './config/types.ts';
-import type { Logger } from './observability/logger.ts';
-import type { Metrics } from './observability/metrics.ts';
-import type { CacheTier } from './shared/cache-tier.ts';
-import type { SharedState } from './shared/shared-state.ts';
+import type { TokenVerifier } from '../auth/verifier.ts';
+import type { ResponseCache } from '../cache/response-cache.ts';
+import type { Clock } from '../lib/clock.ts';
+import type { Config } from '../config/types.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import type { CacheTier } from '../cluster/cache-tier.ts';
+import type { SharedState } from '../cluster/shared-state.ts';
 
 /** What route handlers are built from; made once by createGateway. */
 export interface GatewayContext {

@@ -1,6 +1,6 @@
-import { GrowingLru } from '../cache/growing-lru.ts';
-import type { Clock } from '../clock.ts';
-import type { HgError } from '../errors.ts';
+import { GrowingLru } from '../lib/growing-lru.ts';
+import type { Clock } from '../lib/clock.ts';
+import type { HgError } from '../lib/errors.ts';
 import { RateLimiter, rateLimitPolicy, rateLimited, type BucketConfig, type Limiter } from '../http/rate-limit.ts';
 import type { RedisLink } from './redis-link.ts';
 import type { RedisMetrics } from './redis-metrics.ts';

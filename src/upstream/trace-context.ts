@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { ClaimValue } from '../auth/claims.ts';
-import type { UpstreamCall } from '../upstream/call.ts';
+import type { UpstreamCall } from './call.ts';
 
 /** W3C Trace Context level 1, section 3.2: version 00, 32-hex trace id, 16-hex parent id, 2-hex flags. */
 const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../helpers/clock.ts';
-import { MemoryIdempotencyStore, type IdempotencyStore } from '../../src/shared/idempotency.ts';
+import { MemoryIdempotencyStore, type IdempotencyStore } from '../../src/cluster/idempotency.ts';
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.ts';
 import { startSharedWorld, type SharedWorld } from '../helpers/shared-world.ts';
 

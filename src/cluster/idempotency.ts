@@ -1,6 +1,6 @@
-import { GrowingLru } from '../cache/growing-lru.ts';
+import { GrowingLru } from '../lib/growing-lru.ts';
 import { heldBytes } from '../cache/held-bytes.ts';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../lib/clock.ts';
 
 /** The final answer of an idempotent request, as it is replayed (draft-ietf-httpapi-idempotency-key-header section 2.6). */
 export interface IdempotentAnswer {

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { ERRORS, HgError, PROBLEM_TYPE_BASE, type HgErrorCode, type ProblemValue } from '../errors.ts';
+import { ERRORS, HgError, PROBLEM_TYPE_BASE, type HgErrorCode, type ProblemValue } from '../lib/errors.ts';
 import { HgResponse } from './response.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';

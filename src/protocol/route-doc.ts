@@ -1,4 +1,4 @@
-import type { HgErrorCode, ProblemIdentity } from '../errors.ts';
+import type { HgErrorCode, ProblemIdentity } from '../lib/errors.ts';
 
 /** A JSON Schema (draft 2020-12, as OpenAPI 3.1 uses it). */
 export type JsonSchema = Readonly<Record<string, unknown>>;

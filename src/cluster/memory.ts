@@ -1,5 +1,5 @@
 import type { ResponseCache } from '../cache/response-cache.ts';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../lib/clock.ts';
 import type { Config, RateLimitConfig } from '../config/types.ts';
 import { RateLimiter } from '../http/rate-limit.ts';
 import { MemoryIdempotencyStore } from './idempotency.ts';

@@ -1,6 +1,6 @@
 /**
  * The error registry: every error hypergate answers with has one code here, with its status,
- * RFC 9457 problem type and title. http/problem.ts is the only place that turns them into bytes.
+ * RFC 9457 problem type and title. protocol/problem.ts is the only place that turns them into bytes.
  */
 export type HgErrorCode =
   | 'HG_ERR_ROUTE_NOT_FOUND'

@@ -1,4 +1,4 @@
-import { HgError } from '../errors.ts';
+import { HgError } from '../lib/errors.ts';
 
 /**
  * One element of an entity-tag list (RFC 9110 sections 8.8.3 and 5.6.1): optional W/, then a

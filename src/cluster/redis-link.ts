@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { createRequire } from 'node:module';
 import type { Redis, RedisOptions } from 'ioredis';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../lib/clock.ts';
 import { redactUrl } from '../config/redact.ts';
 import type { RedisConfig } from '../config/types.ts';
 import type { Logger } from '../observability/logger.ts';

@@ -1,4 +1,4 @@
-import { HgError } from '../errors.ts';
+import { HgError } from '../lib/errors.ts';
 import { entityTags, parseIfMatch } from './preconditions.ts';
 
 /**

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CacheEntry } from '../cache/cache-entry.ts';
 import type { ResponseCache } from '../cache/response-cache.ts';
-import type { Clock } from '../clock.ts';
-import type { HgError } from '../errors.ts';
+import type { Clock } from '../lib/clock.ts';
+import type { HgError } from '../lib/errors.ts';
 import { decodeEntry, encodeEntry } from './entry-codec.ts';
 import type { RedisLink } from './redis-link.ts';
 import type { RedisMetrics } from './redis-metrics.ts';
