@@ -17,7 +17,7 @@ describe('verifying new tokens', () => {
       importFromSrc('configWith', 'config/load.ts'),
       importFromSrc('resolveKeySource', 'auth/keys.ts'),
       importFromSrc('TokenVerifier', 'auth/verifier.ts'),
-      importFromSrc('systemClock', 'clock.ts'),
+      importFromSrc('systemClock', 'lib/clock.ts'),
       "const secret = 'a-test-secret-of-thirty-two-bytes!';",
       "const auth = configWith({ auth: { secret, algorithms: ['HS256'] } }).auth;",
       'const verifier = new TokenVerifier(auth, await resolveKeySource(auth), systemClock, []);',
