@@ -17,7 +17,7 @@ import type { RequestIds } from '../observability/request-id.ts';
 import { Access } from '../resources/access.ts';
 import { apiRootRoutes } from '../resources/api-root.ts';
 import { compileResources, type ResourceTable } from '../resources/compile.ts';
-import { ResourceKit } from '../resources/kit.ts';
+import { servingParts } from '../resources/serving-parts.ts';
 import { openApiRoutes } from '../resources/openapi.ts';
 import { readRoutes } from '../resources/read-routes.ts';
 import { writeRoutes } from '../resources/write-routes.ts';
@@ -79,16 +79,16 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
   // The buckets survive a reload that leaves rateLimit as it was, so a reload resets no client's limit.
   const limiter = previous !== null && same(previous.config.rateLimit, config.rateLimit) ? previous.limiter : parts.shared.limiter(config.rateLimit);
   const ctx: GatewayContext = { config, clock, logger, verifier, cache, metrics, shared: parts.shared, tier: parts.shared.tier(cache, config) };
-  const kit = new ResourceKit(ctx);
+  const serving = servingParts(ctx);
   // One rule for whom a request is from, so rate limits and the access log agree behind a proxy.
   const clientAddress = clientAddressRule(config.server.trustProxy);
   const access = new Access(ctx, limiter, clientAddress);
   const table = compileResources(config, services, claims);
   // One table for the router and the OpenAPI document, so the document lists exactly what answers.
-  const routes: RouteDef[] = [...apiRootRoutes(ctx, kit, access, table), ...readRoutes(table, kit, access)];
+  const routes: RouteDef[] = [...apiRootRoutes(ctx, serving, access, table), ...readRoutes(table, serving, access)];
   // A write's invalidation reaches every instance (shared state), as a purge does.
-  routes.push(...writeRoutes(table, { ctx, kit, access, idempotency: parts.shared.idempotency, invalidate: (keys, groups) => void parts.shared.invalidate(keys, groups) }));
-  routes.push(...openApiRoutes(ctx, kit, access, () => routes, table));
+  routes.push(...writeRoutes(table, { ctx, parts: serving, access, idempotency: parts.shared.idempotency, invalidate: (keys, groups) => void parts.shared.invalidate(keys, groups) }));
+  routes.push(...openApiRoutes(ctx, serving, access, () => routes, table));
   const router = createRouter(routes, metrics.requests);
   const cors = config.cors.origins.length > 0 ? new CorsPolicy(config.cors) : null;
   const dispatch = createDispatcher(router, logger, { maxUrlBytes: config.server.maxUrlBytes, maxHeaderCount: config.server.maxHeaderCount }, cors, parts.drainState, {

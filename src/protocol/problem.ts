@@ -23,6 +23,22 @@ export function problemBody(err: HgError): ProblemBody {
   return body as ProblemBody;
 }
 
+/** A problem answer as data: status, header fields in order, and body text. */
+export interface ProblemRecord {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/**
+ * A problem answer kept to be written later (an idempotent write's final refusal, replayed to a
+ * retry): the same media type, Cache-Control and body as sendProblem writes, the error's own
+ * header fields after them.
+ */
+export function problemRecord(err: HgError): ProblemRecord {
+  return { status: err.status, headers: { 'Content-Type': PROBLEM_CONTENT_TYPE, 'Cache-Control': 'no-store', ...err.headers }, body: JSON.stringify(problemBody(err)) };
+}
+
 /** The bytes of a whole HTTP/1.1 error answer, for sockets that have no ServerResponse (parse errors). */
 export function rawProblemResponse(err: HgError): Buffer {
   const body = JSON.stringify(problemBody(err));

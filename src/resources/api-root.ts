@@ -5,7 +5,9 @@ import { getAndHead, type RouteDef } from '../http/router.ts';
 import type { Link, Resource } from '../hypermedia/resource.ts';
 import type { Access } from './access.ts';
 import type { ResourceTable } from './compile.ts';
-import type { ResourceKit, Source } from './kit.ts';
+import { ReadThrough } from './read-through.ts';
+import type { ServingParts } from './serving-parts.ts';
+import type { Source } from './source.ts';
 
 export const API_ROOT = '/api';
 export const OPENAPI_PATH = '/api/openapi.json';
@@ -25,22 +27,27 @@ export function apiRootResource(table: ResourceTable): Resource {
   return { fields: {}, links };
 }
 
+/** The API root's path has no parameters. */
+const NO_VALUES: readonly never[] = Object.freeze([]);
+
 /** GET/HEAD /api. */
-export function apiRootRoutes(ctx: GatewayContext, kit: ResourceKit, access: Access, table: ResourceTable): RouteDef[] {
+export function apiRootRoutes(ctx: GatewayContext, parts: ServingParts, access: Access, table: ResourceTable): RouteDef[] {
   const root = apiRootResource(table);
+  const { entries } = parts;
   // Made here, not upstream: it is rendered once per freshness period and served from the cache.
   const source: Source = {
     local: true,
     groups: () => [],
-    load: (path, _values, _call, ticket) => Promise.resolve(kit.store(path, root, { freshness: kit.localFreshness(), groups: [], embeddedRel: null, ticket })),
+    load: (path, _values, _call, ticket) => Promise.resolve(entries.store(path, root, { freshness: entries.localFreshness(), groups: [], embeddedRel: null, ticket })),
     notFound: () => {
       throw new Error('the API root always exists');
     },
   };
+  const reader = new ReadThrough(parts, source);
   const scope = ctx.config.auth.requiredScope;
   const readRoot = (req: IncomingMessage, res: HgResponse): void | Promise<void> => {
     const principal = access.scoped(req, scope);
-    return principal instanceof Promise ? principal.then(() => kit.respond(req, res, API_ROOT, kit.format(req), source, [])) : kit.respond(req, res, API_ROOT, kit.format(req), source, []);
+    return principal instanceof Promise ? principal.then(() => reader.respond(req, res, API_ROOT, NO_VALUES)) : reader.respond(req, res, API_ROOT, NO_VALUES);
   };
   const rels = Object.keys(root.links);
   return getAndHead(API_ROOT, readRoot, {

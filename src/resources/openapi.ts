@@ -12,7 +12,8 @@ import { componentSchemas } from '../openapi/schemas.ts';
 import type { Access } from './access.ts';
 import { apiRootResource, OPENAPI_PATH } from './api-root.ts';
 import type { ResourceTable } from './compile.ts';
-import { writeRepresentation, type ResourceKit } from './kit.ts';
+import { writeRepresentation } from './send-representation.ts';
+import type { ServingParts } from './serving-parts.ts';
 
 const VERSION = '0.1.0';
 
@@ -21,7 +22,7 @@ const VERSION = '0.1.0';
  * the router is built from (this route included), with schemas from the resource table. Rendered
  * on first use, then cached like any resource.
  */
-export function openApiRoutes(ctx: GatewayContext, kit: ResourceKit, access: Access, routes: () => readonly RouteDef[], table: ResourceTable): RouteDef[] {
+export function openApiRoutes(ctx: GatewayContext, parts: ServingParts, access: Access, routes: () => readonly RouteDef[], table: ResourceTable): RouteDef[] {
   const { config, cache, clock } = ctx;
   let body: string | null = null;
 
@@ -40,8 +41,8 @@ export function openApiRoutes(ctx: GatewayContext, kit: ResourceKit, access: Acc
           schemas: componentSchemas(table, apiRootResource(table)),
         }),
       );
-      const f = kit.localFreshness();
-      rep = new Representation(body, 'application/json', f.cacheControl, f.storedAtMs, f.expiresAtMs, kit.vary);
+      const f = parts.entries.localFreshness();
+      rep = new Representation(body, 'application/json', f.cacheControl, f.storedAtMs, f.expiresAtMs, parts.entries.vary);
       cache.set(OPENAPI_PATH, new CacheEntry([rep], f, [], null));
     }
     writeRepresentation(req, res, rep, now);

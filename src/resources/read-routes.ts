@@ -5,12 +5,11 @@ import type { ParamDoc } from '../protocol/route-doc.ts';
 import { getAndHead, type RouteDef } from '../http/router.ts';
 import type { Access } from './access.ts';
 import type { CompiledCollection, CompiledResource, ResourceTable } from './compile.ts';
-import { UPSTREAM_ERRORS, type ResourceKit, type Source } from './kit.ts';
+import { ReadThrough, UPSTREAM_ERRORS } from './read-through.ts';
+import { CollectionSource, itemSource, type ItemReaders } from './read-sources.ts';
+import type { ServingParts } from './serving-parts.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, pagePath, parsePageQuery } from './page-query.ts';
 import { paramRule, paramSchema, type ParamType, type ParamValue } from './params.ts';
-import { itemFromRecord, pageFromBody, type Paging } from './record.ts';
-import { renderSuffix } from '../protocol/etag.ts';
-import { FORMATS } from '../hypermedia/formats.ts';
 import { schemaName } from './naming.ts';
 
 /** Only the canonical spelling of a path names a resource: anything else is the router's plain 404. */
@@ -28,40 +27,19 @@ function pathParams(r: CompiledResource, names: readonly string[], types: readon
   }));
 }
 
-/** The render suffix of each format for this resource (etag.ts): part of every ETag derived from the upstream's. */
-export function suffixesOf(r: CompiledResource, kit: ResourceKit): readonly string[] {
-  return FORMATS.map((f) => renderSuffix(r.declaration, f.contentType, kit.vary));
-}
-
-/** The source of one item: the upstream's record at the item's upstream path, or a cached absence. */
-function itemSource(r: CompiledResource, kit: ResourceKit): Source {
-  const suffixes = suffixesOf(r, kit);
-  const source: Source = {
-    notFound: () => r.notFound(),
-    groups: (values) => r.groups(values),
-    load: async (path, values, call, ticket) => {
-      const result = await r.service.getJson(r.upstream.build(values), call, (json) => itemFromRecord(r, r.record.resolve(json), values, path));
-      if (!result.found) throw kit.storeAbsent(path, r.groups(values), source, ticket);
-      const validator = result.etag === null ? null : { upstream: result.etag, suffixes };
-      return kit.store(path, result.value, { freshness: kit.upstreamFreshness(result, r.maxAgeSeconds), groups: r.groups(values), embeddedRel: null, ticket, validator });
-    },
-  };
-  return source;
-}
-
 /** GET/HEAD of one item: the hot path (a cached token and a cached entry write bytes and nothing else). */
-function itemRoutes(r: CompiledResource, kit: ResourceKit, access: Access, source: Source): RouteDef[] {
+function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access): RouteDef[] {
   // The handler is synchronous up to a cache hit, so one array serves every request; it is
-  // copied before anything waits (here, or in kit.respond on a miss).
+  // copied before anything waits (here, or in ReadThrough.respond on a miss).
   const scratch: ParamValue[] = [];
   const read = (req: IncomingMessage, res: HgResponse, path: string): void | Promise<void> => {
     if (!r.item.match(path, r.types, scratch)) throw routeNotFound();
     const principal = access.item(req, r, scratch);
     if (principal instanceof Promise) {
       const values = scratch.slice();
-      return principal.then((p) => kit.respond(req, res, path, kit.format(req), source, values, p.claims));
+      return principal.then((p) => reader.respond(req, res, path, values, p.claims));
     }
-    return kit.respond(req, res, path, kit.format(req), source, scratch, principal.claims);
+    return reader.respond(req, res, path, scratch, principal.claims);
   };
   const errors: HgErrorCode[] = ['HG_ERR_ROUTE_NOT_FOUND', 'HG_ERR_RESOURCE_NOT_FOUND', ...(r.owner === null ? [] : (['HG_ERR_NOT_OWNER'] as const)), ...UPSTREAM_ERRORS];
   return getAndHead(r.item.route, read, {
@@ -76,53 +54,18 @@ function itemRoutes(r: CompiledResource, kit: ResourceKit, access: Access, sourc
   }, (path) => r.item.fits(path, r.types));
 }
 
-/** The item sources of the table, so a collection can ask whether the item it lies below exists. */
-type Sources = ReadonlyMap<CompiledResource, Source>;
-
-/**
- * The source of one collection page (or the whole unpaged collection); its members fill the item
- * cache. The upstream's 404 for a collection below an item (orders of customer 42) means that
- * item is missing (its own not-found problem) or that it has no such collection: the item is read
- * (usually a cache hit) to say which. For a top-level collection it means the upstream lacks it: 502.
- */
-function collectionSource(r: CompiledResource, c: CompiledCollection, kit: ResourceKit, paging: Paging | null, sources: Sources): Source {
-  const source: Source = {
-    notFound: () =>
-      c.nested
-        ? new HgError('HG_ERR_ROUTE_NOT_FOUND', { detail: `${r.service.who} has no ${r.name} at this path.` })
-        : new HgError('HG_ERR_UPSTREAM_BAD_GATEWAY', { detail: `${r.service.who} answered 404 for the ${r.name} collection.` }),
-    groups: (values) => c.groups(values),
-    load: async (key, values, call, ticket) => {
-      const base = c.path.build(values);
-      const query = paging === null ? '' : `?offset=${paging.offset}&limit=${paging.limit}`;
-      const result = await r.service.getJson(c.upstream.build(values) + query, call, (json) => pageFromBody(r, c, json, values, base, paging));
-      if (!result.found) {
-        if (!c.nested) throw source.notFound();
-        const parent = c.parent();
-        const parentSource = parent === null ? undefined : sources.get(parent.resource);
-        // Throws the parent's own 404 (customer-not-found) when it is the parent that is missing.
-        if (parent !== null && parentSource !== undefined) await kit.fetch(parent.path.build(values), parentSource, parent.path.values(values), call);
-        throw kit.storeAbsent(key, c.groups(values), source, ticket);
-      }
-      const freshness = kit.upstreamFreshness(result, r.maxAgeSeconds);
-      // Following a member's self link is then a cache hit.
-      if (c.cacheItems) for (const member of result.value.members) kit.store(member.path, member.resource, { freshness, groups: r.groups(member.values), embeddedRel: null, ticket });
-      return kit.store(key, result.value.page, { freshness, groups: c.groups(values), embeddedRel: r.name, ticket });
-    },
-  };
-  return source;
-}
-
 /** GET/HEAD of a collection: a page (offset/limit, canonical self) or the whole list. */
-function collectionRoutes(r: CompiledResource, c: CompiledCollection, kit: ResourceKit, access: Access, sources: Sources): RouteDef[] {
-  const whole = c.paged ? null : collectionSource(r, c, kit, null, sources);
+function collectionRoutes(r: CompiledResource, c: CompiledCollection, parts: ServingParts, access: Access, items: ItemReaders): RouteDef[] {
+  const whole = c.paged ? null : new ReadThrough(parts, new CollectionSource(r, c, parts.entries, null, items));
   const read = (req: IncomingMessage, res: HgResponse, path: string): void | Promise<void> => {
     const values: ParamValue[] = [];
     if (!c.path.match(path, c.types, values)) throw routeNotFound();
-    const serve = (claims: Parameters<ResourceKit['respond']>[6]): void | Promise<void> => {
-      if (whole !== null) return kit.respond(req, res, path, kit.format(req), whole, values, claims);
+    const serve = (claims: Parameters<ReadThrough['respond']>[4]): void | Promise<void> => {
+      if (whole !== null) return whole.respond(req, res, path, values, claims);
       const paging = parsePageQuery(req.url ?? '');
-      return kit.respond(req, res, pagePath(path, paging.offset, paging.limit), kit.format(req), collectionSource(r, c, kit, paging, sources), values, claims);
+      // A page has its own source (the paging it asks the upstream for).
+      const page = new ReadThrough(parts, new CollectionSource(r, c, parts.entries, paging, items));
+      return page.respond(req, res, pagePath(path, paging.offset, paging.limit), values, claims);
     };
     const principal = access.collection(req, r, values);
     return principal instanceof Promise ? principal.then((p) => serve(p.claims)) : serve(principal.claims);
@@ -149,10 +92,10 @@ function collectionRoutes(r: CompiledResource, c: CompiledCollection, kit: Resou
 }
 
 /** Every read route of the table: each resource's collection (if declared) and its items. */
-export function readRoutes(table: ResourceTable, kit: ResourceKit, access: Access): RouteDef[] {
-  const sources = new Map(table.resources.map((r) => [r, itemSource(r, kit)] as const));
+export function readRoutes(table: ResourceTable, parts: ServingParts, access: Access): RouteDef[] {
+  const items: ItemReaders = new Map(table.resources.map((r) => [r, new ReadThrough(parts, itemSource(r, parts.entries))] as const));
   return table.resources.flatMap((r) => [
-    ...(r.collection === null ? [] : collectionRoutes(r, r.collection, kit, access, sources)),
-    ...itemRoutes(r, kit, access, sources.get(r) as Source),
+    ...(r.collection === null ? [] : collectionRoutes(r, r.collection, parts, access, items)),
+    ...itemRoutes(r, items.get(r) as ReadThrough, access),
   ]);
 }

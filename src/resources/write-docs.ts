@@ -3,11 +3,10 @@ import { WRITE_BODY_TYPES } from '../lib/media-type.ts';
 import type { JsonSchema, ParamDoc, RouteDoc, WriteAnswerDoc } from '../protocol/route-doc.ts';
 import type { Access } from './access.ts';
 import type { CompiledCollection, CompiledResource } from './compile.ts';
-import { UPSTREAM_ERRORS } from './kit.ts';
+import { UPSTREAM_ERRORS } from './read-through.ts';
 import { schemaName } from './naming.ts';
 import { paramRule, paramSchema, type ParamType } from './params.ts';
-
-type WriteMethod = 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+import type { WriteMethod } from './write-op.ts';
 
 /**
  * The body a write takes when the resource declares no JSON Schema: an object of its declared

@@ -1,0 +1,50 @@
+import type { CacheEntry } from '../cache/cache-entry.ts';
+import type { GatewayContext } from '../gateway/context.ts';
+import { SingleFlight } from '../lib/single-flight.ts';
+import type { UpstreamCall } from '../upstream/call.ts';
+import type { ParamValue } from './params.ts';
+import type { Source } from './source.ts';
+
+/**
+ * The loads under way, one per path (single-flight): each takes a cache load ticket, so it cannot
+ * store over a later invalidation, and asks the shared tier (Redis) before its source when there is one.
+ */
+export class Loads {
+  readonly #ctx: GatewayContext;
+  readonly #flights = new SingleFlight<CacheEntry>();
+  /** The Vary of this gateway's entries, for entries read from the shared tier. */
+  readonly #vary: string;
+
+  constructor(ctx: GatewayContext, vary: string) {
+    this.#ctx = ctx;
+    this.#vary = vary;
+  }
+
+  /** Is a load of `path` under way (joinable or not)? */
+  has(path: string): boolean {
+    return this.#flights.has(path);
+  }
+
+  /**
+   * The load under way for `path` if a new reader may join it: not when the path or one of its
+   * groups was invalidated after it began. Such a load may bring the version a write (or purge)
+   * replaced, and a reader that starts after the write was answered must not get it; those that
+   * joined before the invalidation overlapped the write and still share it.
+   */
+  joinable(path: string, source: Source, values: readonly ParamValue[]): Promise<CacheEntry> | undefined {
+    const running = this.#flights.get(path);
+    if (running === undefined || this.#ctx.cache.invalidatedSince(path, source.groups(values), running.stamp)) return undefined;
+    return running.promise;
+  }
+
+  /** One load per path at a time (see joinable); the cache's ticket keeps it from storing over a later invalidation. */
+  load(path: string, source: Source, values: readonly ParamValue[], call: UpstreamCall): Promise<CacheEntry> {
+    const running = this.joinable(path, source, values);
+    if (running !== undefined) return running;
+    const { cache, tier } = this.#ctx;
+    const ticket = cache.beginLoad();
+    // With a shared tier (Redis), it is asked first and the upstream only when it has nothing.
+    const work = tier === null ? async () => source.load(path, values, call, ticket) : async () => tier.load(path, ticket, this.#vary, source, () => source.load(path, values, call, ticket));
+    return this.#flights.start(path, ticket, work, () => cache.endLoad(ticket));
+  }
+}

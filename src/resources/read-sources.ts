@@ -1,0 +1,84 @@
+import type { CacheEntry } from '../cache/cache-entry.ts';
+import { HgError } from '../lib/errors.ts';
+import type { UpstreamCall } from '../upstream/call.ts';
+import type { CompiledCollection, CompiledResource } from './compile.ts';
+import type { EntryStore } from './entry-store.ts';
+import type { ParamValue } from './params.ts';
+import type { ReadThrough } from './read-through.ts';
+import { itemFromRecord, pageFromBody, type Paging } from './record.ts';
+import type { Source } from './source.ts';
+
+/** The source of one item: the upstream's record at the item's upstream path, or a cached absence. */
+export function itemSource(r: CompiledResource, entries: EntryStore): Source {
+  const suffixes = entries.suffixesOf(r.declaration);
+  const source: Source = {
+    notFound: () => r.notFound(),
+    groups: (values) => r.groups(values),
+    load: async (path, values, call, ticket) => {
+      const result = await r.service.getJson(r.upstream.build(values), call, (json) => itemFromRecord(r, r.record.resolve(json), values, path));
+      if (!result.found) throw entries.storeAbsent(path, r.groups(values), source, ticket);
+      const validator = result.etag === null ? null : { upstream: result.etag, suffixes };
+      return entries.store(path, result.value, { freshness: entries.upstreamFreshness(result, r.maxAgeSeconds), groups: r.groups(values), embeddedRel: null, ticket, validator });
+    },
+  };
+  return source;
+}
+
+/** The read-through of each declared item, so a collection can ask whether the item it lies below exists. */
+export type ItemReaders = ReadonlyMap<CompiledResource, ReadThrough>;
+
+/**
+ * The source of one collection page (or the whole unpaged collection); its members fill the item
+ * cache. The upstream's 404 for a collection below an item (orders of customer 42) means that
+ * item is missing (its own not-found problem) or that it has no such collection: the item is read
+ * (usually a cache hit) to say which. For a top-level collection it means the upstream lacks it: 502.
+ * A page's source is made per request: a class, so that is one object and no closures.
+ */
+export class CollectionSource implements Source {
+  readonly #r: CompiledResource;
+  readonly #c: CompiledCollection;
+  readonly #entries: EntryStore;
+  readonly #paging: Paging | null;
+  readonly #items: ItemReaders;
+
+  constructor(r: CompiledResource, c: CompiledCollection, entries: EntryStore, paging: Paging | null, items: ItemReaders) {
+    this.#r = r;
+    this.#c = c;
+    this.#entries = entries;
+    this.#paging = paging;
+    this.#items = items;
+  }
+
+  notFound(): HgError {
+    const r = this.#r;
+    return this.#c.nested
+      ? new HgError('HG_ERR_ROUTE_NOT_FOUND', { detail: `${r.service.who} has no ${r.name} at this path.` })
+      : new HgError('HG_ERR_UPSTREAM_BAD_GATEWAY', { detail: `${r.service.who} answered 404 for the ${r.name} collection.` });
+  }
+
+  groups(values: readonly ParamValue[]): readonly string[] {
+    return this.#c.groups(values);
+  }
+
+  async load(key: string, values: readonly ParamValue[], call: UpstreamCall, ticket: number): Promise<CacheEntry> {
+    const r = this.#r;
+    const c = this.#c;
+    const paging = this.#paging;
+    const entries = this.#entries;
+    const base = c.path.build(values);
+    const query = paging === null ? '' : `?offset=${paging.offset}&limit=${paging.limit}`;
+    const result = await r.service.getJson(c.upstream.build(values) + query, call, (json) => pageFromBody(r, c, json, values, base, paging));
+    if (!result.found) {
+      if (!c.nested) throw this.notFound();
+      const parent = c.parent();
+      const parentReader = parent === null ? undefined : this.#items.get(parent.resource);
+      // Throws the parent's own 404 (customer-not-found) when it is the parent that is missing.
+      if (parent !== null && parentReader !== undefined) await parentReader.fetch(parent.path.build(values), parent.path.values(values), call);
+      throw entries.storeAbsent(key, c.groups(values), this, ticket);
+    }
+    const freshness = entries.upstreamFreshness(result, r.maxAgeSeconds);
+    // Following a member's self link is then a cache hit.
+    if (c.cacheItems) for (const member of result.value.members) entries.store(member.path, member.resource, { freshness, groups: r.groups(member.values), embeddedRel: null, ticket });
+    return entries.store(key, result.value.page, { freshness, groups: c.groups(values), embeddedRel: r.name, ticket });
+  }
+}

@@ -1,0 +1,174 @@
+import type { IncomingMessage } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { ClaimValue } from '../auth/claims.ts';
+import type { CacheEntry } from '../cache/cache-entry.ts';
+import { remainingSeconds, staleSeconds, wasStored, withinStaleWindow } from '../cache/freshness.ts';
+import type { GatewayContext } from '../gateway/context.ts';
+import { HgError, type HgErrorCode } from '../lib/errors.ts';
+import { missStatus, staleStatus, type StaleReason } from '../protocol/cache-status.ts';
+import type { HgResponse } from '../protocol/response.ts';
+import { callOf } from '../upstream/trace-context.ts';
+import type { UpstreamCall } from '../upstream/call.ts';
+import type { FormatNegotiation } from './format-negotiation.ts';
+import type { ParamValue } from './params.ts';
+import { writeRepresentation } from './send-representation.ts';
+import type { ServingParts } from './serving-parts.ts';
+import type { Source } from './source.ts';
+
+/** What a resource read answers when the upstream fails and no stale entry may answer (route docs list them). */
+export const UPSTREAM_ERRORS = ['HG_ERR_UPSTREAM_BAD_GATEWAY', 'HG_ERR_UPSTREAM_TIMEOUT', 'HG_ERR_UPSTREAM_UNAVAILABLE'] as const;
+/** Upstream failures a stale entry may answer for (not a 404: the upstream did answer). */
+const UPSTREAM_FAILURES: ReadonlySet<HgErrorCode> = new Set(UPSTREAM_ERRORS);
+
+function isUpstreamFailure(err: unknown): err is HgError {
+  return err instanceof HgError && UPSTREAM_FAILURES.has(err.code);
+}
+
+/** The internal reason behind an error, for the log only. */
+function causeOf(err: unknown): string {
+  const inner = err instanceof HgError && err.cause !== undefined ? err.cause : err;
+  const text = inner instanceof Error ? `${inner.name}: ${inner.message}` : String(inner);
+  return err instanceof HgError && inner !== err ? `${err.detail} (${text})` : text;
+}
+
+/** A read that found nothing fresh: made only then, so a hit allocates nothing. */
+interface Miss {
+  readonly req: IncomingMessage;
+  readonly res: HgResponse;
+  readonly path: string;
+  readonly format: number;
+  /** The path's values, copied: the caller's array may be a scratch array it reuses. */
+  readonly values: readonly ParamValue[];
+  /** The token's kept claims, for the upstream call. */
+  readonly claims: readonly ClaimValue[] | undefined;
+}
+
+/**
+ * Reads one source's resources through the cache: format negotiation, the cache keyed by path
+ * (one entry holds every format asked for), one load per path (single-flight), stale answers and
+ * cached absences. One per source, so a read names only what differs per request.
+ */
+export class ReadThrough {
+  readonly #ctx: GatewayContext;
+  readonly #formats: FormatNegotiation;
+  readonly #parts: ServingParts;
+  readonly #source: Source;
+
+  constructor(parts: ServingParts, source: Source) {
+    this.#ctx = parts.ctx;
+    this.#formats = parts.formats;
+    this.#parts = parts;
+    this.#source = source;
+  }
+
+  /**
+   * The hot path: a fresh cached representation is written without a promise or an allocation.
+   * `values` may be a scratch array the caller reuses: it is copied before anything waits.
+   * Otherwise see #notFresh.
+   */
+  respond(req: IncomingMessage, res: HgResponse, path: string, values: readonly ParamValue[], claims?: readonly ClaimValue[]): void | Promise<void> {
+    const format = this.#formats.format(req);
+    const { cache, clock } = this.#ctx;
+    const now = clock.now();
+    const hit = cache.fresh(path, now);
+    if (hit !== undefined) {
+      const rep = hit.variant(format) ?? this.#parts.entries.addVariant(path, hit, format, this.#source);
+      res.cacheOutcome = 'hit';
+      return writeRepresentation(req, res, rep, now);
+    }
+    return this.#notFresh({ req, res, path, format, values: values.slice(), claims }, now);
+  }
+
+  /**
+   * The entry at `path`, fresh from the cache or loaded (single-flight): for a route that needs to
+   * know whether another resource exists. A cached or fresh absence throws its 404.
+   */
+  async fetch(path: string, values: readonly ParamValue[], call: UpstreamCall): Promise<CacheEntry> {
+    const entry = this.#ctx.cache.get(path);
+    const found = entry !== undefined && entry.expiresAtMs > this.#ctx.clock.now() ? entry : await this.#parts.loads.load(path, this.#source, values, call);
+    if (found.absent) throw this.#source.notFound();
+    return found;
+  }
+
+  /**
+   * Nothing fresh. An entry expired less than cache.staleWhileRevalidateSeconds ago answers at
+   * once while one background load per path refreshes it (RFC 5861 section 3); otherwise `load`
+   * runs once per path.
+   */
+  #notFresh(miss: Miss, now: number): void | Promise<void> {
+    const { loads, swrMs } = this.#parts;
+    const stale = swrMs > 0 ? this.#staleWithin(miss.path, now, swrMs) : undefined;
+    if (stale === undefined) return this.#miss(miss);
+    const { req, res, path } = miss;
+    if (!loads.has(path)) {
+      loads.load(path, this.#source, miss.values, callOf(req, res.requestId, miss.claims)).catch((err: unknown) => this.#refreshFailed(path, err));
+    }
+    this.#serveStale(miss, stale, now, 'stale-while-revalidate', false);
+  }
+
+  /**
+   * A miss: one load per path (single-flight); callers that joined a running load are
+   * "collapsed". When the upstream fails, an entry expired less than cache.staleIfErrorSeconds
+   * ago answers instead of the error (RFC 5861 section 4).
+   */
+  async #miss(miss: Miss): Promise<void> {
+    const { req, res, path, values } = miss;
+    const source = this.#source;
+    const { loads, sieMs } = this.#parts;
+    const collapsed = loads.joinable(path, source, values) !== undefined;
+    res.cacheOutcome = collapsed ? 'collapsed' : 'miss';
+    const started = performance.now();
+    let entry: CacheEntry;
+    try {
+      entry = await loads.load(path, source, values, callOf(req, res.requestId, miss.claims));
+    } catch (err) {
+      if (source.local !== true) res.upstreamMs = performance.now() - started;
+      if (!isUpstreamFailure(err)) throw err;
+      const now = this.#ctx.clock.now();
+      const stale = this.#staleWithin(path, now, sieMs);
+      if (stale === undefined) throw err;
+      this.#ctx.logger.warn('served a stale entry: the upstream failed', {
+        reqId: res.requestId,
+        path,
+        code: err.code,
+        cause: causeOf(err),
+        staleSeconds: staleSeconds(stale, now),
+      });
+      // The open breaker refuses before anything is sent: then the request never went forward.
+      this.#serveStale(miss, stale, now, 'stale-if-error', err.code !== 'HG_ERR_UPSTREAM_UNAVAILABLE');
+      return;
+    }
+    if (source.local !== true) res.upstreamMs = performance.now() - started;
+    const rep = entry.variant(miss.format) ?? this.#parts.entries.addVariant(path, entry, miss.format, source);
+    const now = this.#ctx.clock.now();
+    // Stored as `storable` decides: not no-store, and not stale on arrival (an upstream max-age=0 or invalid freshness).
+    writeRepresentation(req, res, rep, now, missStatus(wasStored(rep, now), collapsed));
+  }
+
+  /** The cached entry for `path` if it may still answer `windowMs` after its expiry (never a cached absence). */
+  #staleWithin(path: string, now: number, windowMs: number): CacheEntry | undefined {
+    const entry = this.#ctx.cache.get(path);
+    return entry !== undefined && !entry.absent && entry.staleAllowed && withinStaleWindow(entry, now, windowMs) ? entry : undefined;
+  }
+
+  /** Writes a stale entry with its true Age (above max-age) and says so in Cache-Status. */
+  #serveStale(miss: Miss, entry: CacheEntry, now: number, reason: StaleReason, forwarded: boolean): void {
+    const { req, res, path, format } = miss;
+    const rep = entry.variant(format) ?? this.#parts.entries.addVariant(path, entry, format, this.#source);
+    res.cacheOutcome = 'stale';
+    this.#ctx.cache.tally.stale++;
+    writeRepresentation(req, res, rep, now, staleStatus(remainingSeconds(rep, now), reason, forwarded));
+  }
+
+  /**
+   * A background refresh has nobody to answer: its failure is logged, never thrown. One refused by
+   * the open breaker is only debug: the breaker's state is in /metrics and /readyz, and a warning
+   * per request while it is open would flood the log.
+   */
+  #refreshFailed(path: string, err: unknown): void {
+    const code = err instanceof HgError ? err.code : 'HG_ERR_INTERNAL';
+    const fields = { path, code, cause: causeOf(err) };
+    if (code === 'HG_ERR_UPSTREAM_UNAVAILABLE') this.#ctx.logger.debug('background refresh refused by the open circuit breaker', fields);
+    else if (code !== 'HG_ERR_RESOURCE_NOT_FOUND') this.#ctx.logger.warn('background refresh failed', fields);
+  }
+}

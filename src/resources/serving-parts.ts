@@ -1,0 +1,28 @@
+import type { GatewayContext } from '../gateway/context.ts';
+import { EntryStore } from './entry-store.ts';
+import { FormatNegotiation } from './format-negotiation.ts';
+import { Loads } from './loads.ts';
+
+/** What every resource route of one gateway shares: format negotiation, the entry store, the loads under way and the stale windows. */
+export interface ServingParts {
+  readonly ctx: GatewayContext;
+  readonly formats: FormatNegotiation;
+  readonly entries: EntryStore;
+  readonly loads: Loads;
+  /** cache.staleIfErrorSeconds, in ms. */
+  readonly sieMs: number;
+  /** cache.staleWhileRevalidateSeconds, in ms. */
+  readonly swrMs: number;
+}
+
+export function servingParts(ctx: GatewayContext): ServingParts {
+  const entries = new EntryStore(ctx);
+  return {
+    ctx,
+    formats: new FormatNegotiation(),
+    entries,
+    loads: new Loads(ctx, entries.vary),
+    sieMs: ctx.config.cache.staleIfErrorSeconds * 1000,
+    swrMs: ctx.config.cache.staleWhileRevalidateSeconds * 1000,
+  };
+}

@@ -1,0 +1,19 @@
+import type { CacheEntry } from '../cache/cache-entry.ts';
+import type { HgError } from '../lib/errors.ts';
+import type { UpstreamCall } from '../upstream/call.ts';
+import type { ParamValue } from './params.ts';
+
+/** Where a read route's resources come from on a miss, and what a cached absence answers. */
+export interface Source {
+  /**
+   * Loads the resource at `path` (its parameter `values`, in path order), stores it through the
+   * entry store and returns its entry. `ticket` is the cache's load ticket (ResponseCache.beginLoad).
+   */
+  load(path: string, values: readonly ParamValue[], call: UpstreamCall, ticket: number): Promise<CacheEntry>;
+  /** The invalidation groups the entry at `path` belongs to (what `load` stores it with). */
+  groups(values: readonly ParamValue[]): readonly string[];
+  /** The 404 a cached absence (the upstream's 404, kept cache.notFoundSeconds) answers with. */
+  notFound(): HgError;
+  /** Made by the gateway itself (the API root): a miss waits for no upstream, and the access line says none. */
+  readonly local?: boolean;
+}
