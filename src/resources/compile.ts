@@ -1,11 +1,13 @@
 import type { ClaimTable } from '../auth/claims.ts';
 import type { Config, FieldTypeName, ResourceConfig, WriteOrReadMethod } from '../config/types.ts';
-import { HgError, type ProblemIdentity } from '../lib/errors.ts';
+import { HgError } from '../lib/errors.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { UpstreamServices } from '../upstream/services.ts';
 import { JsonPointer } from './json-pointer.ts';
 import { compileSchemaFile, type SchemaValidators } from './json-schema.ts';
+import { notFoundIdentity, ownerNoun } from './naming.ts';
 import type { ParamType, ParamValue } from './params.ts';
+import { ancestorsOf, Projection } from './projection.ts';
 import { PathTemplate } from './template.ts';
 
 /** Where a link template's parameter comes from: the path's values, or a field of the record. */
@@ -16,34 +18,6 @@ export interface CompiledLink {
   readonly rel: string;
   readonly template: PathTemplate;
   readonly sources: readonly LinkSource[];
-}
-
-/**
- * Takes values in one template's parameter order to another's: `indices[i]` is the position, in
- * the source values, of the target's i-th parameter.
- */
-export class Projection {
-  readonly #indices: readonly number[];
-  readonly target: PathTemplate;
-
-  constructor(from: readonly string[], target: PathTemplate) {
-    this.target = target;
-    this.#indices = target.params.map((name) => {
-      const index = from.indexOf(name);
-      if (index === -1) throw new Error(`${target.text}: {${name}} is not among ${from.join(', ')}`);
-      return index;
-    });
-  }
-
-  /** The source values in the target's parameter order. */
-  values(values: readonly ParamValue[]): ParamValue[] {
-    return this.#indices.map((i) => values[i] as ParamValue);
-  }
-
-  /** The target path built from the source values. */
-  build(values: readonly ParamValue[]): string {
-    return this.target.build(this.values(values));
-  }
 }
 
 export interface CompiledCollection {
@@ -124,54 +98,6 @@ export interface ResourceTable {
   matchCollection(path: string): { resource: CompiledResource; values: ParamValue[] } | null;
 }
 
-const capitalized = (word: string): string => word.charAt(0).toUpperCase() + word.slice(1);
-
-/**
- * What an owner rule binds a token to, for its 403: the item itself when the rule is on the item's
- * own parameter ("its own customer"), else the parameter's name without an id suffix ("customerId":
- * "its own customer"; "shop": "its own shop").
- */
-function ownerNoun(param: string, params: readonly string[], singular: string): string {
-  if (param === params[params.length - 1]) return singular;
-  const bare = param.replace(/_?id$/i, '');
-  return bare === '' ? param : bare;
-}
-
-/** The problem identity of "no such <singular>": customer-not-found, Customer Not Found, HG_ERR_CUSTOMER_NOT_FOUND. */
-export function notFoundIdentity(singular: string): ProblemIdentity {
-  const words = singular.split(/[-_]/).filter((w) => w !== '');
-  return {
-    slug: `${words.map((w) => w.toLowerCase()).join('-')}-not-found`,
-    title: `${words.map(capitalized).join(' ')} Not Found`,
-    code: `HG_ERR_${words.map((w) => w.toUpperCase()).join('_')}_NOT_FOUND`,
-  };
-}
-
-/** `t`'s first segments up to and including its n-th parameter, as a template ("/api/customers/{customerId}"). */
-function prefixThrough(t: PathTemplate, paramCount: number): PathTemplate {
-  const segments = t.text.slice(1).split('/');
-  let seen = 0;
-  for (let i = 0; i < segments.length; i++) {
-    if ((segments[i] as string).startsWith('{') && ++seen === paramCount) return PathTemplate.parse(`/${segments.slice(0, i + 1).join('/')}`);
-  }
-  throw new Error(`${t.text} has fewer than ${paramCount} parameters`);
-}
-
-/** Does `outer`'s segment list start with all of `inner`'s (parameters match parameters), and go further? */
-function liesBelow(outer: PathTemplate, inner: PathTemplate): boolean {
-  const a = outer.segments;
-  const b = inner.segments;
-  if (b.length >= a.length) return false;
-  return b.every((segment, i) => segment === a[i]);
-}
-
-/** For a template: the items it lies below, each as the prefix template to build its path from our values. */
-function ancestorsOf(t: PathTemplate, items: readonly PathTemplate[]): readonly Projection[] {
-  return items
-    .filter((item) => liesBelow(t, item))
-    .map((item) => new Projection(t.params, prefixThrough(t, item.params.length)));
-}
-
 const BELOW = 'below:';
 const PAGES = 'pages:';
 
@@ -194,7 +120,18 @@ interface Known {
 
 const singularOf = (name: string, r: ResourceConfig): string => r.singular ?? r.rel ?? name;
 
-function compileOne(name: string, r: ResourceConfig, config: Config, services: UpstreamServices, claims: ClaimTable, known: readonly Known[], byShape: (shape: string) => CompiledResource | undefined): CompiledResource {
+/** What compiling one declaration reads besides the declaration: the config, the services, the claim table and the other declarations. */
+interface CompileInputs {
+  readonly config: Config;
+  readonly services: UpstreamServices;
+  readonly claims: ClaimTable;
+  readonly known: readonly Known[];
+  /** The compiled resource whose item template has this shape (looked up once every resource is compiled). */
+  readonly byShape: (shape: string) => CompiledResource | undefined;
+}
+
+function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): CompiledResource {
+  const { config, services, claims, known, byShape } = inputs;
   const item = PathTemplate.parse(r.path);
   const items = known.map((k) => k.template);
   const params = item.params;
@@ -280,7 +217,8 @@ export function compileResources(config: Config, services: UpstreamServices, cla
   const resources: CompiledResource[] = [];
   // Parents are looked up when first needed, once every resource is compiled.
   const byShape = (shape: string): CompiledResource | undefined => resources.find((r) => r.item.shape === shape);
-  for (const [name, r] of declared) resources.push(compileOne(name, r, config, services, claims, known, byShape));
+  const inputs: CompileInputs = { config, services, claims, known, byShape };
+  for (const [name, r] of declared) resources.push(compileOne(name, r, inputs));
   const matchWith = (pick: (r: CompiledResource) => { t: PathTemplate; types: readonly ParamType[] } | null) => (path: string) => {
     for (const resource of resources) {
       const target = pick(resource);

@@ -65,9 +65,8 @@ export class CollectionSource implements Source {
     const c = this.#c;
     const paging = this.#paging;
     const entries = this.#entries;
-    const base = c.path.build(values);
     const query = paging === null ? '' : `?offset=${paging.offset}&limit=${paging.limit}`;
-    const result = await r.service.getJson(c.upstream.build(values) + query, call, (json) => pageFromBody(r, c, json, values, base, paging));
+    const result = await r.service.getJson(c.upstream.build(values) + query, call, (json) => pageFromBody(r, c, json, values, paging));
     if (!result.found) {
       if (!c.nested) throw this.notFound();
       const parent = c.parent();

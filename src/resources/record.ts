@@ -125,7 +125,8 @@ function pageLinks(base: string, { offset, limit }: Paging, count: number, total
  * An upstream collection answer as the collection resource: its members (each rendered as the item,
  * with its own self link), the total when declared, paging links and the declared links.
  */
-export function pageFromBody(r: CompiledResource, c: CompiledCollection, body: unknown, collectionValues: readonly ParamValue[], base: string, paging: Paging | null): { page: Resource; members: Member[] } {
+export function pageFromBody(r: CompiledResource, c: CompiledCollection, body: unknown, collectionValues: readonly ParamValue[], paging: Paging | null): { page: Resource; members: Member[] } {
+  const base = c.path.build(collectionValues);
   const records = c.items.resolve(body);
   if (!Array.isArray(records) || (paging !== null && records.length > paging.limit)) {
     throw invalid(r, 'collection', `${c.items.text.slice(1) || 'the body'} is not an array${paging === null ? '' : ' of at most limit records'}`);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
 import { ERRORS, PROBLEM_TYPE_BASE, type HgErrorCode } from '../../src/lib/errors.ts';
-import { notFoundIdentity } from '../../src/resources/compile.ts';
+import { notFoundIdentity } from '../../src/resources/naming.ts';
 import { startFixture, type Fixture } from './fixture.ts';
 import { get, rawExchange, type HttpAnswer } from './gateway.ts';
 

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { ERRORS, PROBLEM_TYPE_BASE } from '../../src/lib/errors.ts';
 import { generateOpenApi, openApiPath } from '../../src/openapi/generate.ts';
-import { notFoundIdentity } from '../../src/resources/compile.ts';
+import { notFoundIdentity } from '../../src/resources/naming.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get } from '../helpers/gateway.ts';
 
