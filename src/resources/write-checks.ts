@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { HgError } from '../lib/errors.ts';
 import { readBody } from '../http/body.ts';
 import { jsonMediaType, WRITE_BODY_TYPES } from '../lib/media-type.ts';
@@ -44,10 +44,10 @@ export function isIdentityCoding(value: string | undefined): boolean {
 }
 
 /** The body's media type and coding: 415 unless it is the method's JSON type (UTF-8), uncoded. Returns the Content-Type as sent. */
-export function checkMediaType(method: Exclude<WriteMethod, 'DELETE'>, req: IncomingMessage): string | undefined {
-  const type = req.headers['content-type'];
+export function checkMediaType(method: Exclude<WriteMethod, 'DELETE'>, headers: IncomingHttpHeaders): string | undefined {
+  const type = headers['content-type'];
   if (jsonMediaType(type) !== WRITE_BODY_TYPES[method]) throw unsupported(method);
-  if (!isIdentityCoding(req.headers['content-encoding'])) throw codedBody();
+  if (!isIdentityCoding(headers['content-encoding'])) throw codedBody();
   return type;
 }
 
@@ -55,9 +55,9 @@ export function checkMediaType(method: Exclude<WriteMethod, 'DELETE'>, req: Inco
  * The Idempotency-Key (draft-ietf-httpapi-idempotency-key-header), for the methods that are not
  * idempotent (POST, PATCH): 400 when malformed, or missing on a POST of a resource that requires one.
  */
-export function idempotencyKeyOf(op: WriteOp, req: IncomingMessage): string | null {
+export function idempotencyKeyOf(op: WriteOp, headers: IncomingHttpHeaders): string | null {
   const { method } = op;
-  const rawKey = req.headers['idempotency-key'];
+  const rawKey = headers['idempotency-key'];
   const key = method === 'POST' || method === 'PATCH' ? parseIdempotencyKey(typeof rawKey === 'string' ? rawKey : undefined) : null;
   if (key === null && method === 'POST' && op.r.idempotencyRequired) throw new HgError('HG_ERR_IDEMPOTENCY_KEY_MISSING');
   return key;
@@ -81,8 +81,8 @@ export async function checkWrite(op: WriteOp, deps: WriteDeps, req: IncomingMess
   if (ifMatch === null && r.requireIfMatch && collection === null) throw new HgError('HG_ERR_PRECONDITION_REQUIRED');
   if (method === 'DELETE') return { values, principal, format, ifMatch, body: undefined, contentType: undefined, key: null, sentKey: undefined };
 
-  const contentType = checkMediaType(method, req);
-  const key = idempotencyKeyOf(op, req);
+  const contentType = checkMediaType(method, req.headers);
+  const key = idempotencyKeyOf(op, req.headers);
   const body = await readBody(req, res, deps.ctx.config.server.maxBodyBytes);
   const fixed: FixedField[] = template.params.map((name, i) => ({ name, type: types[i] as ParamType, value: values[i] as ParamValue }));
   checkBody(r, body, method === 'PATCH', fixed);

@@ -29,6 +29,9 @@ export function idempotencyScope(authorization: string | undefined, subject: str
   return `token:${createHash('sha256').update(authorization ?? '').digest('base64url')}`;
 }
 
+/** What a claim without a store has to wait for: nothing. */
+const DONE: Promise<void> = Promise.resolve();
+
 /** A write sent with an Idempotency-Key: whose key it is, the key, the request's fingerprint, and how long its answer is kept. */
 export interface KeyedWrite {
   readonly scope: string;
@@ -90,30 +93,32 @@ export class IdempotencyClaim {
     }
   }
 
-  /** The outcome is known: `answer` is final, kept for retries with the same key. */
-  final(answer: IdempotentAnswer): void {
+  /**
+   * The outcome is known: `answer` is final, kept for retries with the same key. The promise
+   * (never rejected) says when the store has it; a write does not wait for it.
+   */
+  final(answer: IdempotentAnswer): Promise<void> {
     const store = this.#store;
     const write = this.#write;
-    if (store === null || write === null) return;
-    store.complete(write.scope, write.key, write.fingerprint, answer, write.ttlSeconds).catch(() => {});
+    if (store === null || write === null) return DONE;
+    return store.complete(write.scope, write.key, write.fingerprint, answer, write.ttlSeconds).catch(() => {});
   }
 
   /** The outcome is known and is this refusal: its problem answer is final. */
-  refused(err: HgError): void {
-    if (this.#store !== null) this.final(problemRecord(err));
+  refused(err: HgError): Promise<void> {
+    return this.#store === null ? DONE : this.final(problemRecord(err));
   }
 
-  /** The outcome is unknown (the upstream may or may not have made the change): a retry runs again. */
-  unknown(): void {
+  /** The outcome is unknown (the upstream may or may not have made the change): a retry runs again. Never rejected, not waited for. */
+  unknown(): Promise<void> {
     const store = this.#store;
     const write = this.#write;
-    if (store === null || write === null || this.#state !== 'new') return;
-    store.abandon(write.scope, write.key, write.fingerprint).catch(() => {});
+    if (store === null || write === null || this.#state !== 'new') return DONE;
+    return store.abandon(write.scope, write.key, write.fingerprint).catch(() => {});
   }
 
   /** The upstream refused with `status`, answered as `err`: final or unknown as isFinalRefusal says. */
-  upstreamRefused(status: number, err: HgError): void {
-    if (isFinalRefusal(status)) this.refused(err);
-    else this.unknown();
+  upstreamRefused(status: number, err: HgError): Promise<void> {
+    return isFinalRefusal(status) ? this.refused(err) : this.unknown();
   }
 }

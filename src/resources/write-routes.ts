@@ -66,7 +66,7 @@ async function stages(op: WriteOp, deps: WriteDeps, req: IncomingMessage, res: H
       const refused = refusal(op, result);
       // A 404 says the item is gone; a 5xx may have changed it: both drop what the cache holds.
       if (result.status === 404 || result.status >= 500) invalidateAfter(run);
-      claim.upstreamRefused(result.status, refused);
+      void claim.upstreamRefused(result.status, refused);
       throw refused;
     }
     let answer: IdempotentAnswer;
@@ -76,11 +76,10 @@ async function stages(op: WriteOp, deps: WriteDeps, req: IncomingMessage, res: H
       // The upstream made the change (a 2xx) but its answer cannot be rendered (no record, an
       // invalid one): the outcome is known, so the 502 is final. A retry that ran again would make
       // the change twice, which is what the key is for.
-      if (err instanceof HgError) claim.refused(err);
-      else claim.unknown();
+      void (err instanceof HgError ? claim.refused(err) : claim.unknown());
       throw err;
     }
-    claim.final(answer);
+    void claim.final(answer);
     writeAnswer(res, answer);
   } finally {
     ctx.cache.endLoad(ticket);
@@ -94,13 +93,13 @@ async function sent(run: WriteRun, claim: IdempotencyClaim, call: Parameters<typ
   } catch (err) {
     // If-Match named no current version: decided before anything was sent, and final.
     if (err instanceof HgError && err.code === 'HG_ERR_PRECONDITION_FAILED') {
-      claim.refused(err);
+      void claim.refused(err);
       throw err;
     }
     // An open breaker sent nothing; anything else may have reached the upstream: what the cache
     // holds of the item may be stale, and the outcome is unknown.
     if (!(err instanceof HgError && err.code === 'HG_ERR_UPSTREAM_UNAVAILABLE')) invalidateAfter(run);
-    claim.unknown();
+    void claim.unknown();
     throw err;
   }
 }

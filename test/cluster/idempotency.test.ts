@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { ManualClock } from '../helpers/clock.ts';
 import { MemoryIdempotencyStore, type IdempotencyStore } from '../../src/cluster/idempotency.ts';
-import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.ts';
-import { startSharedWorld, type SharedWorld } from '../helpers/shared-world.ts';
+import { redisSkip, type RedisServer } from '../helpers/redis.ts';
+import { suiteWorld, type SharedWorld } from '../helpers/shared-world.ts';
 
 const ANSWER = { status: 201, headers: { location: '/api/customers/9', etag: '"v1"' }, body: '{"id":9}' };
 
@@ -95,31 +95,24 @@ describe('idempotency records in memory: bounds', () => {
 });
 
 // In Redis: two gateways' stores (two connections), as two instances would use them.
-let redis: RedisServer | undefined;
-let world: SharedWorld | undefined;
 describe('idempotency records in Redis', { skip: redisSkip }, () => {
-  before(async () => {
-    redis = await startRedis();
-    world = await startSharedWorld(redis, 2);
-  });
-  after(async () => {
-    await world?.close();
-    await redis?.close();
-  });
-  contract('in Redis, across two instances', redisSkip, () => [world!.gateways[0]!.gateway.shared.idempotency, world!.gateways[1]!.gateway.shared.idempotency]);
+  const shared = suiteWorld(2);
+  const world = (): SharedWorld => shared.world();
+  const redis = (): RedisServer => shared.redis();
+  contract('in Redis, across two instances', redisSkip, () => [world().gateways[0]!.gateway.shared.idempotency, world().gateways[1]!.gateway.shared.idempotency]);
 
   it('keeps each record with its TTL in Redis, and says unavailable when Redis does not answer', async () => {
-    const store = world!.gateways[0]!.gateway.shared.idempotency;
+    const store = world().gateways[0]!.gateway.shared.idempotency;
     await store.begin('alice', 'ttl', 'f', 60);
     await store.complete('alice', 'ttl', 'f', ANSWER, 60);
-    const keys = (await redis!.command('KEYS', `${world!.prefix}idem:*`)) as string[];
-    const ttls = await Promise.all(keys.map((k) => redis!.command('PTTL', k) as Promise<number>));
+    const keys = (await redis().command('KEYS', `${world().prefix}idem:*`)) as string[];
+    const ttls = await Promise.all(keys.map((k) => redis().command('PTTL', k) as Promise<number>));
     assert.ok(ttls.every((t) => t > 0 && t <= 60_000), String(ttls));
-    redis!.pause();
+    redis().pause();
     try {
       assert.deepEqual(await store.begin('alice', 'paused', 'f', 60), { state: 'unavailable' });
     } finally {
-      redis!.resume();
+      redis().resume();
     }
   });
 });

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { after, before } from 'node:test';
 import { mergeConfig } from '../../src/config/load.ts';
 import { ManualClock } from './clock.ts';
 import { startGateway, type RunningGateway } from './gateway.ts';
 import { makeKey, signToken, startJwksServer, type JwksServer, type TestKey, type TokenOptions } from './keys.ts';
 import { sample } from './metrics.ts';
-import type { RedisServer } from './redis.ts';
+import { startRedis, type RedisServer } from './redis.ts';
 import { startTestUpstream, type TestUpstream } from './upstream.ts';
 
 /**
@@ -83,4 +84,22 @@ export async function startSharedWorld(redis: RedisServer, count: number, overri
       await jwks.close();
     },
   };
+}
+
+/**
+ * A real redis-server and `count` instances sharing it for one suite: started in the suite's
+ * before(), closed in its after(). Call it inside describe(); read them in the tests.
+ */
+export function suiteWorld(count: number): { world(): SharedWorld; redis(): RedisServer } {
+  let redis: RedisServer | undefined;
+  let world: SharedWorld | undefined;
+  before(async () => {
+    redis = await startRedis();
+    world = await startSharedWorld(redis, count);
+  });
+  after(async () => {
+    await world?.close();
+    await redis?.close();
+  });
+  return { world: () => world as SharedWorld, redis: () => redis as RedisServer };
 }
