@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { loadConfig, PROJECT_ROOT } from '../../src/config/load.ts';
 import { CONFIG_SCHEMA, type Rule } from '../../src/config/schema.ts';
-import { readmeConfigRows } from '../helpers/readme.ts';
+import { documentedConfigRows } from '../helpers/config-table.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hypergate-paths-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -34,9 +34,9 @@ function valueAt(tree: unknown, key: string): unknown {
 }
 
 describe('path keys', () => {
-  test('every key named as a file or folder, or typed as a path in the README table, is marked as a path in the schema, and no other', () => {
-    const readme = readmeConfigRows();
-    const expected = [...leaves(CONFIG_SCHEMA).keys()].filter((key) => /(File|Dir|Path|Folder)$/.test(key) || /^path\b/.test(readme.get(key)?.type ?? '')).sort();
+  test('every key named as a file or folder, or typed as a path in the configuration table of docs/configuration.md, is marked as a path in the schema, and no other', () => {
+    const documented = documentedConfigRows();
+    const expected = [...leaves(CONFIG_SCHEMA).keys()].filter((key) => /(File|Dir|Path|Folder)$/.test(key) || /^path\b/.test(documented.get(key)?.type ?? '')).sort();
     assert.ok(expected.includes('auth.publicKeyFile') && expected.includes('auth.devKeyDir'), expected.join(', '));
     assert.deepEqual([...marked].sort(), expected);
   });

@@ -4,8 +4,8 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { describe, test } from 'node:test';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
 
-/** The documents a reader of the repository starts from: the README and everything in docs/. */
-const DOCUMENTS = ['README.md', ...readdirSync(resolve(PROJECT_ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+/** The documents a reader of the repository starts from: the README, everything in docs/, and bench/README.md. */
+const DOCUMENTS = ['README.md', ...readdirSync(resolve(PROJECT_ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`), 'bench/README.md'];
 
 const read = (file: string): string => readFileSync(resolve(PROJECT_ROOT, file), 'utf8');
 
@@ -63,7 +63,7 @@ function inRepository(document: string, path: string): string | null {
   return rel.startsWith('..') || rel.startsWith(sep) ? null : rel.split(sep).join('/');
 }
 
-describe('the README and docs/ stand alone', () => {
+describe('the README, docs/ and bench/README.md stand alone', () => {
   for (const document of DOCUMENTS) {
     test(`every relative link in ${document} names a file in the repository`, () => {
       const missing: string[] = [];
@@ -96,20 +96,19 @@ describe('the README and docs/ stand alone', () => {
     });
   }
 
-  test('the README links the contract and the architecture in docs/', () => {
+  test('the README links every document in docs/ and bench/README.md', () => {
     const targets = linkTargets(read('README.md'));
-    assert.ok(targets.includes('docs/contract.md'), 'docs/contract.md');
-    assert.ok(targets.includes('docs/architecture.md'), 'docs/architecture.md');
+    for (const document of DOCUMENTS.filter((d) => d !== 'README.md')) assert.ok(targets.includes(document), document);
   });
 
   test('a link to a missing file or heading, and a shared/ path, are caught', () => {
     // The checks above are only as good as their parsing: they must see these.
-    const sample = 'See [the seed](shared/seed/x.md), ![chart](bench/nope.svg), [ok](README.md#caching) and [bad](README.md#no-such-section).\n\n```sh\n# not a heading\n```\n';
-    assert.deepEqual(linkTargets(sample), ['shared/seed/x.md', 'bench/nope.svg', 'README.md#caching', 'README.md#no-such-section']);
+    const sample = 'See [the seed](shared/seed/x.md), ![chart](bench/nope.svg), [ok](docs/caching.md#invalidation) and [bad](docs/caching.md#no-such-section).\n\n```sh\n# not a heading\n```\n';
+    assert.deepEqual(linkTargets(sample), ['shared/seed/x.md', 'bench/nope.svg', 'docs/caching.md#invalidation', 'docs/caching.md#no-such-section']);
     assert.equal(existsSync(resolve(PROJECT_ROOT, 'bench/nope.svg')), false);
-    const readmeAnchors = anchorsOf(read('README.md'));
-    assert.ok(readmeAnchors.has('caching'));
-    assert.ok(!readmeAnchors.has('no-such-section'));
+    const cachingAnchors = anchorsOf(read('docs/caching.md'));
+    assert.ok(cachingAnchors.has('invalidation'));
+    assert.ok(!cachingAnchors.has('no-such-section'));
     assert.ok(!anchorsOf(sample).has('not-a-heading'));
     assert.equal(inRepository('docs/contract.md', '../../outside.md'), null);
   });

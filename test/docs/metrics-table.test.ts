@@ -6,14 +6,14 @@ import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { startGateway, type RunningGateway } from '../helpers/gateway.ts';
 
 /**
- * The metric names of each row of the README "Metrics" table, in order. The row of `hypergate_redis_*`
+ * The metric names of each row of the "Metrics" table of docs/operations.md, in order. The row of `hypergate_redis_*`
  * (metrics that exist only with redis.url) is left out: test/cluster covers those.
  */
 function metricRows(): string[][] {
-  const text = readFileSync(resolve(PROJECT_ROOT, 'README.md'), 'utf8');
-  const start = text.indexOf('\n### Metrics');
-  if (start === -1) throw new Error('README has no "### Metrics" section');
-  const end = text.indexOf('\n### ', start + 1);
+  const text = readFileSync(resolve(PROJECT_ROOT, 'docs/operations.md'), 'utf8');
+  const start = text.indexOf('\n## Metrics');
+  if (start === -1) throw new Error('docs/operations.md has no "## Metrics" section');
+  const end = text.indexOf('\n## ', start + 1);
   const rows: string[][] = [];
   for (const line of text.slice(start, end).split('\n')) {
     const first = line.split('|')[1];
@@ -24,7 +24,7 @@ function metricRows(): string[][] {
   return rows;
 }
 
-describe('README "Metrics" table', () => {
+describe('the "Metrics" table of docs/operations.md', () => {
   let gw: RunningGateway;
   before(async () => {
     gw = await startGateway({});

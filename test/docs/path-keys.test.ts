@@ -12,11 +12,11 @@ function pathKeys(rule: Rule, at: string): string[] {
   return rule.kind === 'string' && rule.path === true ? [at] : [];
 }
 
-test('README "Running in production" lists every key whose relative path resolves against the config file', () => {
-  const text = readFileSync(resolve(PROJECT_ROOT, 'README.md'), 'utf8');
-  const start = text.indexOf('Where paths point, whatever the working directory');
-  assert.notEqual(start, -1, 'README lost its paragraph on where paths point');
-  const list = /\(the keys of type `path` under "Configuration":([^)]*)\)/.exec(text.slice(start))?.[1] ?? '';
+test('docs/configuration.md "Where paths point" lists every key whose relative path resolves against the config file', () => {
+  const text = readFileSync(resolve(PROJECT_ROOT, 'docs/configuration.md'), 'utf8');
+  const start = text.indexOf('\n## Where paths point');
+  assert.notEqual(start, -1, 'docs/configuration.md lost its section on where paths point');
+  const list = /\(the keys of type `path` in the table below:([^)]*)\)/.exec(text.slice(start))?.[1] ?? '';
   const listed = [...list.matchAll(/`([^`]+)`/g)].map((m) => m[1] as string);
   assert.deepEqual(listed.toSorted(), pathKeys(CONFIG_SCHEMA, '').toSorted());
 });

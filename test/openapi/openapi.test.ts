@@ -69,7 +69,7 @@ describe('GET /api/openapi.json', () => {
     assert.deepEqual(list?.parameters?.map((p) => `${p.in}:${p.name}`), ['query:offset', 'query:limit']);
     // Ownership is on in this gateway: the collection needs both scopes.
     assert.deepEqual(list?.security, [{ bearerAuth: ['customers:read', 'customers:read:any'] }]);
-    // Reads need the read scope, writes (README "Writes") the write scope.
+    // Reads need the read scope, writes (docs/writes.md) the write scope.
     for (const ops of Object.values(doc.paths)) {
       for (const [method, op] of Object.entries(ops)) assert.deepEqual(op.security[0]?.['bearerAuth']?.[0], method === 'get' || method === 'head' ? 'customers:read' : 'customers:write', method);
     }

@@ -45,7 +45,7 @@ describe('GET /api/customers/<id>', () => {
     assert.equal(head.headers['etag'], full.headers['etag']);
   });
 
-  // The shipped config gives customers every method (README "Writes"): POST acts on the collection.
+  // The shipped config gives customers every method (docs/writes.md): POST acts on the collection.
   test('POST on a customer is 405 with Allow listing the methods an item takes', async () => {
     const res = await get(`${fx.gw.url}/api/customers/1`, auth, 'POST');
     assert.equal(res.status, 405);

@@ -12,7 +12,7 @@ async function call(url: string, method: string, headers: Record<string, string>
 
 /**
  * The whole write cycle against the embedded sample service (versions as ETags, If-Match checked
- * there), as the README's curl session shows it: what `npm ci && npm start` demonstrates.
+ * there), as the curl session of docs/writes.md ("Try it") shows it: what `npm ci && npm start` demonstrates.
  */
 describe('a client walks from /api to a customer, changes it, and never reads an older version back', () => {
   let fx: Fixture;

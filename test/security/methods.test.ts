@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { bearer, get } from '../helpers/gateway.ts';
 import { assertProblem, assertStillServes, suiteFixture, rawAnswer } from '../helpers/hostile.ts';
 
-/** Each route of the shipped config with the methods it takes (customers take writes: README "Writes"). */
+/** Each route of the shipped config with the methods it takes (customers take writes: docs/writes.md). */
 const ROUTES: Readonly<Record<string, readonly string[]>> = {
   '/api': ['GET', 'HEAD'],
   '/api/customers': ['GET', 'HEAD', 'POST'],

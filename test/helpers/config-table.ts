@@ -5,7 +5,7 @@ import { PROJECT_ROOT } from '../../src/config/load.ts';
 /** A row's Default cell: parsed JSON when it is one backticked value, else its text (e.g. "required", "—"). */
 export type DefaultCell = { readonly json: unknown } | { readonly text: string };
 
-/** One row of the README "Configuration" table. */
+/** One row of the configuration table in docs/configuration.md. */
 export interface ConfigRow {
   /** The key as written: `server.port`, or `resources.<name>.path` for keys of named entries. */
   readonly key: string;
@@ -14,20 +14,24 @@ export interface ConfigRow {
   readonly default: DefaultCell;
 }
 
-/** The README "Configuration" table by key; throws when the section is missing. */
-export function readmeConfigRows(): Map<string, ConfigRow> {
-  const text = readFileSync(resolve(PROJECT_ROOT, 'README.md'), 'utf8');
-  const start = text.indexOf('\n## Configuration');
-  if (start === -1) throw new Error('README has no "## Configuration" section');
-  const end = text.indexOf('\n## ', start + 1);
+/** Where the table is: between these two lines of docs/configuration.md. */
+const TABLE_START = '<!-- config-table:start -->';
+const TABLE_END = '<!-- config-table:end -->';
+
+/** The configuration table of docs/configuration.md by key; throws when its marked region is missing. */
+export function documentedConfigRows(): Map<string, ConfigRow> {
+  const text = readFileSync(resolve(PROJECT_ROOT, 'docs/configuration.md'), 'utf8');
+  const start = text.indexOf(TABLE_START);
+  const end = text.indexOf(TABLE_END, start);
+  if (start === -1 || end === -1) throw new Error(`docs/configuration.md has no table between ${TABLE_START} and ${TABLE_END}`);
   const rows = new Map<string, ConfigRow>();
-  for (const line of text.slice(start, end === -1 ? undefined : end).split('\n')) {
+  for (const line of text.slice(start, end).split('\n')) {
     const cells = line.split('|').map((c) => c.trim());
     const key = /^`([A-Za-z0-9.<>]+)`$/.exec(cells[1] ?? '')?.[1];
     if (key === undefined) continue;
     const value = /^`(.*)`$/.exec(cells[3] ?? '')?.[1];
     // Two rows for one key say two things of it, one of them stale.
-    if (rows.has(key)) throw new Error(`README "Configuration" has two rows for ${key}`);
+    if (rows.has(key)) throw new Error(`docs/configuration.md has two rows for ${key}`);
     rows.set(key, { key, type: cells[2] ?? '', default: value === undefined ? { text: cells[3] ?? '' } : { json: JSON.parse(value) } });
   }
   return rows;

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { readDefaults } from '../../src/config/load.ts';
 import { CONFIG_SCHEMA, type Rule } from '../../src/config/schema.ts';
-import { readmeConfigRows, type DefaultCell } from '../helpers/readme.ts';
+import { documentedConfigRows, type DefaultCell } from '../helpers/config-table.ts';
 
-/** Rows of the README "Configuration" table: key → default cell. */
-function readmeRows(): Map<string, DefaultCell> {
-  return new Map([...readmeConfigRows()].map(([key, row]) => [key, row.default]));
+/** Rows of the configuration table in docs/configuration.md: key → default cell. */
+function documentedRows(): Map<string, DefaultCell> {
+  return new Map([...documentedConfigRows()].map(([key, row]) => [key, row.default]));
 }
 
 /** Leaf values of the defaults by dotted path; an empty object is a leaf (`upstreams`, `upstream.headers`). */
@@ -34,8 +34,8 @@ function declarationKeys(rule: Rule, prefix: string, out = new Map<string, { opt
 const resourcesRule = CONFIG_SCHEMA.kind === 'section' ? CONFIG_SCHEMA.keys['resources'] : undefined;
 const declarationRule = resourcesRule?.kind === 'map' ? resourcesRule.values : undefined;
 
-describe('the README configuration table', () => {
-  const rows = readmeRows();
+describe('the configuration table of docs/configuration.md', () => {
+  const rows = documentedRows();
   // Declared resources are documented by key (resources.<name>.path), not by each shipped value.
   const defaults = new Map([...leaves(readDefaults())].filter(([key]) => !key.startsWith('resources.')));
   const declaration = declarationRule === undefined ? new Map() : declarationKeys(declarationRule, 'resources.<name>');
@@ -43,10 +43,10 @@ describe('the README configuration table', () => {
   it('lists every key of config/default.json with the same default', () => {
     for (const [key, value] of defaults) {
       const row = rows.get(key);
-      assert.ok(row !== undefined, `README table has no row for ${key}`);
+      assert.ok(row !== undefined, `the configuration table has no row for ${key}`);
       // Paths in the defaults are resolved at load time; the file's own text is what the table shows.
-      assert.ok('json' in row, `README default of ${key} is one backticked JSON value`);
-      assert.deepEqual(row.json, value, `README default of ${key}`);
+      assert.ok('json' in row, `the documented default of ${key} is one backticked JSON value`);
+      assert.deepEqual(row.json, value, `the documented default of ${key}`);
     }
   });
 
@@ -54,8 +54,8 @@ describe('the README configuration table', () => {
     assert.ok(declaration.size > 10, 'the schema declares resources');
     for (const [key, rule] of declaration) {
       const row = rows.get(key);
-      assert.ok(row !== undefined, `README table has no row for ${key}`);
-      if (rule.optional) assert.deepEqual('json' in row ? row.json : row.text, rule.value, `README default of ${key}`);
+      assert.ok(row !== undefined, `the configuration table has no row for ${key}`);
+      if (rule.optional) assert.deepEqual('json' in row ? row.json : row.text, rule.value, `the documented default of ${key}`);
       else assert.ok('text' in row && row.text === 'required', `${key} is required: its default cell says so`);
     }
     for (const name of Object.keys(readDefaults()['resources'] as object)) {
@@ -67,7 +67,7 @@ describe('the README configuration table', () => {
 
   it('lists no key that config/default.json or a declaration does not have', () => {
     for (const key of rows.keys()) {
-      assert.ok(defaults.has(key) || declaration.has(key) || key === 'upstreams.<name>', `README documents ${key}, which config/default.json does not have`);
+      assert.ok(defaults.has(key) || declaration.has(key) || key === 'upstreams.<name>', `docs/configuration.md documents ${key}, which config/default.json does not have`);
     }
   });
 });
