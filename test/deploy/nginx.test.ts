@@ -1,21 +1,14 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Agent, request } from 'undici';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
-import { makeKey, signToken, startJwksServer, type TestKey } from '../helpers/keys.ts';
+import { signToken, type TestKey } from '../helpers/keys.ts';
 import { freePort, startMain, type MainProcess } from '../helpers/main-process.ts';
-import { startTestUpstream, type TestUpstream } from '../helpers/upstream.ts';
-
-function findNginx(): string | null {
-  for (const candidate of ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/bin/nginx']) {
-    if (spawnSync(candidate, ['-v']).status === 0) return candidate;
-  }
-  return null;
-}
+import { findNginx, startDeployBasics, type Closers } from '../helpers/nginx.ts';
+import type { TestUpstream } from '../helpers/upstream.ts';
 
 const nginx = findNginx();
 const skip = nginx === null ? 'nginx is not installed (apt-get install -y nginx; .ci/run does it): the load-balancer test cannot run' : false;
@@ -44,7 +37,7 @@ interface Stack {
 }
 
 async function startStack(gatewayConfig: Record<string, unknown> = {}): Promise<Stack> {
-  const closers: (() => Promise<unknown> | void)[] = [];
+  const closers: Closers = [];
   const closeAll = async (): Promise<void> => {
     for (const close of closers.reverse()) await close();
   };
@@ -56,16 +49,8 @@ async function startStack(gatewayConfig: Record<string, unknown> = {}): Promise<
   }
 }
 
-async function buildStack(gatewayConfig: Record<string, unknown>, closers: (() => Promise<unknown> | void)[], closeAll: () => Promise<void>): Promise<Stack> {
-  const dir = mkdtempSync(join(tmpdir(), 'hypergate-nginx-'));
-  closers.push(() => rmSync(dir, { recursive: true, force: true }));
-  // nginx's workers run as nobody when the master is root: they must reach the prefix.
-  chmodSync(dir, 0o755);
-  const key = await makeKey('ES256');
-  const jwks = await startJwksServer([key.publicJwk]);
-  closers.push(() => jwks.close());
-  const upstream = await startTestUpstream();
-  closers.push(() => upstream.close());
+async function buildStack(gatewayConfig: Record<string, unknown>, closers: Closers, closeAll: () => Promise<void>): Promise<Stack> {
+  const { dir, key, jwks, upstream } = await startDeployBasics(closers, 'nginx');
   const file = join(dir, 'gateway.json');
   writeFileSync(file, JSON.stringify({ ...gatewayConfig, upstream: { url: upstream.url, ...(gatewayConfig['upstream'] as object) }, auth: { jwksUrl: jwks.url }, admin: { port: null }, log: { access: false } }));
   const ports = [await freePort(), await freePort()];
