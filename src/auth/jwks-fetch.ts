@@ -1,5 +1,6 @@
-import type { Dispatcher } from 'undici';
-import { undici } from '../upstream/undici.ts';
+import { Deadline } from '../lib/deadline.ts';
+import { errorCodeOf, exchangeFailure, startExchange, type PlanBody } from '../lib/exchange.ts';
+import { undici } from '../lib/undici.ts';
 import type { JwksFetchResult } from '../observability/metrics.ts';
 
 /** Why a key set could not be had. Always the key server's failure, never the client's (503, not 401). */
@@ -20,79 +21,61 @@ export interface JwksFetchOptions {
   readonly maxBytes: number;
 }
 
-const UNDICI_TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+/** What we ask the key server for (RFC 7517 section 8.5.1), as undici's flat header list. */
+const ACCEPT_KEY_SET = ['accept', 'application/jwk-set+json, application/json'];
 
-function codeOf(err: unknown): string | undefined {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
-
-/** Drops a body we will not read; undici's stream emits an error when destroyed, which must not go uncaught. */
-function drop(body: Dispatcher.ResponseData['body']): void {
-  body.on('error', () => {});
-  body.destroy();
-}
+/** A 200's body is read unless announced over the limit; any other answer is dropped unread (the connection with it). */
+const planKeySet: PlanBody = (status, headers, limit) => (status === 200 && !(Number(headers['content-length']) > limit) ? 'keep' : 'refuse');
 
 function tooLarge(maxBytes: number): JwksFetchError {
   return new JwksFetchError('too_large', `the answer is larger than ${maxBytes} bytes (auth.jwksMaxBytes)`);
 }
 
 /**
- * GETs a JWKS document and parses it as JSON. One deadline covers connect, head and body (undici's
- * own time-outs measure gaps, so a drip-fed body would never trip them). Redirects are not followed
- * (undici's request follows none): a key set moved elsewhere is a configuration matter. The body is
- * counted as it streams and cut at `maxBytes`, so an endless answer costs at most that much memory.
+ * GETs a JWKS document and parses it as JSON, through the same bounded exchange as upstream
+ * requests (lib/exchange.ts). One deadline covers connect, head and body (undici's own time-outs
+ * measure gaps, so a drip-fed body would never trip them). Redirects are not followed (a dispatch
+ * follows none): a key set moved elsewhere is a configuration matter. The body is counted as it
+ * streams and cut at `maxBytes`, so an endless answer costs at most that much memory.
  */
 export async function fetchJwksJson(url: string, options: JwksFetchOptions): Promise<unknown> {
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, options.timeoutMs);
+  const deadline = new Deadline(options.timeoutMs, 'the key set fetch passed its deadline');
   try {
-    const res = await undici().request(url, {
-      method: 'GET',
-      headers: { accept: 'application/jwk-set+json, application/json' },
-      signal: controller.signal,
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
-      // Fetches are at least auth.jwksCooldownMs apart: a kept-alive connection would only go stale.
-      reset: true,
-    });
-    if (res.statusCode !== 200) {
-      drop(res.body);
-      const redirect = res.statusCode >= 300 && res.statusCode < 400 ? ' (redirects are not followed)' : '';
-      throw new JwksFetchError('http_status', `HTTP ${res.statusCode}${redirect}`);
+    const target = new URL(url);
+    const res = await startExchange(
+      undici().getGlobalDispatcher(),
+      {
+        origin: target.origin,
+        path: target.pathname + target.search,
+        method: 'GET',
+        headers: ACCEPT_KEY_SET,
+        headersTimeout: options.timeoutMs,
+        bodyTimeout: options.timeoutMs,
+        // Fetches are at least auth.jwksCooldownMs apart: a kept-alive connection would only go stale.
+        reset: true,
+      },
+      options.maxBytes,
+      planKeySet,
+      deadline,
+    ).answer;
+    if (res.status !== 200) {
+      const redirect = res.status >= 300 && res.status < 400 ? ' (redirects are not followed)' : '';
+      throw new JwksFetchError('http_status', `HTTP ${res.status}${redirect}`);
     }
-    if (Number(res.headers['content-length']) > options.maxBytes) {
-      drop(res.body);
-      throw tooLarge(options.maxBytes);
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body) {
-      size += (chunk as Buffer).length;
-      if (size > options.maxBytes) {
-        drop(res.body);
-        throw tooLarge(options.maxBytes);
-      }
-      chunks.push(chunk as Buffer);
-    }
+    if (res.body === null) throw tooLarge(options.maxBytes);
     try {
-      return JSON.parse(Buffer.concat(chunks, size).toString('utf8')) as unknown;
+      return JSON.parse(res.body.toString('utf8')) as unknown;
     } catch (err) {
       const type = res.headers['content-type'];
       throw new JwksFetchError('not_json', `the answer is not JSON${typeof type === 'string' ? ` (content-type ${type.split(';', 1)[0]})` : ''}`, err);
     }
   } catch (err) {
     if (err instanceof JwksFetchError) throw err;
-    const code = codeOf(err);
-    // Our deadline, or undici's own head/body time-outs set to the same value: whichever fires first.
-    if (timedOut || UNDICI_TIMEOUTS.has(code ?? '')) throw new JwksFetchError('timeout', `no complete answer within ${options.timeoutMs} ms`, err);
-    if (code === 'ECONNREFUSED') throw new JwksFetchError('refused', 'connection refused', err);
-    throw new JwksFetchError('unreachable', `cannot be reached (${code ?? (err as Error).message})`, err);
+    const failure = exchangeFailure(err, deadline);
+    if (failure === 'timeout') throw new JwksFetchError('timeout', `no complete answer within ${options.timeoutMs} ms`, err);
+    if (failure === 'refused') throw new JwksFetchError('refused', 'connection refused', err);
+    throw new JwksFetchError('unreachable', `cannot be reached (${errorCodeOf(err) ?? (err as Error).message})`, err);
   } finally {
-    clearTimeout(timer);
+    deadline.clear();
   }
 }

@@ -5,7 +5,7 @@ import type { Clock } from '../lib/clock.ts';
 import { redactUrl } from '../config/redact.ts';
 import type { RedisConfig } from '../config/types.ts';
 import type { Logger } from '../observability/logger.ts';
-import { CircuitBreaker, PROBE } from '../upstream/breaker.ts';
+import { CircuitBreaker, PROBE } from '../lib/breaker.ts';
 import type { RedisMetrics } from './redis-metrics.ts';
 import { SCRIPTS, type LuaScript } from './scripts.ts';
 

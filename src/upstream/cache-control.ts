@@ -1,3 +1,4 @@
+import type { ResponseHeaders } from '../lib/exchange.ts';
 import { parseHttpDate } from '../protocol/http-date.ts';
 
 /** What a shared cache may do with an upstream answer (RFC 9111 sections 4.2 and 5.2.2). */
@@ -15,9 +16,6 @@ export interface UpstreamFreshness {
    */
   readonly staleAllowed: boolean;
 }
-
-/** Response header fields as undici gives them: a field sent on several lines is an array. */
-export type ResponseHeaders = Readonly<Record<string, string | string[] | undefined>>;
 
 const NONE: UpstreamFreshness = Object.freeze({ noStore: false, maxAgeSeconds: null, staleAllowed: true });
 

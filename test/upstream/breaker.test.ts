@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { configWith, mergeConfig } from '../../src/config/load.ts';
-import { CircuitBreaker, PASS, PROBE } from '../../src/upstream/breaker.ts';
+import { CircuitBreaker, PASS, PROBE } from '../../src/lib/breaker.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get, problemOf } from '../helpers/gateway.ts';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { freshnessOf, type ResponseHeaders } from '../../src/upstream/cache-control.ts';
+import type { ResponseHeaders } from '../../src/lib/exchange.ts';
+import { freshnessOf } from '../../src/upstream/cache-control.ts';
 
 /** When the answer arrived, by our clock (2026-11-23 10:00:00 UTC). */
 const NOW = Date.UTC(2026, 10, 23, 10, 0, 0);

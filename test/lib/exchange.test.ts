@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
-import { Exchange, type PlanBody } from '../../src/upstream/exchange.ts';
+import { Exchange, type PlanBody } from '../../src/lib/exchange.ts';
 
 const keepAll: PlanBody = () => 'keep';
 const drainAll: PlanBody = () => 'drain';

@@ -1,5 +1,8 @@
 import type { Dispatcher } from 'undici';
-import type { ResponseHeaders } from './cache-control.ts';
+import type { Deadline } from './deadline.ts';
+
+/** Response header fields as undici gives them: a field sent on several lines is an array. */
+export type ResponseHeaders = Readonly<Record<string, string | string[] | undefined>>;
 
 /**
  * What becomes of a response's body once its head is in:
@@ -10,7 +13,7 @@ import type { ResponseHeaders } from './cache-control.ts';
  */
 export type BodyPlan = 'keep' | 'drain' | 'refuse';
 
-/** Decides a response's plan from its head; `limit` is the service's maxResponseBytes. */
+/** Decides a response's plan from its head; `limit` is the most bytes its body may have. */
 export type PlanBody = (status: number, headers: ResponseHeaders, limit: number) => BodyPlan;
 
 /**
@@ -138,4 +141,42 @@ export class Exchange implements Dispatcher.DispatchHandler {
     this.#chunks = [];
     this.#resolve({ status: this.status, headers: this.#headers, body });
   }
+}
+
+/**
+ * Sends one request through `dispatcher` under `deadline` (which aborts it when it passes, even
+ * while it waits in a pool for a connection), its body read by `plan` up to `limit` bytes. The
+ * exchange's `answer` settles once; its `status` is the answer's, 0 while no head came. The
+ * upstream client and the key set fetch both go through here, so they bound a wait and a body alike.
+ */
+export function startExchange(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, limit: number, plan: PlanBody, deadline: Deadline): Exchange {
+  const exchange = new Exchange(limit, plan);
+  deadline.current = exchange;
+  dispatcher.dispatch(options, exchange);
+  return exchange;
+}
+
+/** Why an exchange failed: time-out, connection refused, connection lost under it (reset, closed), or anything else. */
+export type ExchangeFailure = 'timeout' | 'refused' | 'lost' | 'other';
+
+/**
+ * undici's own time-outs (connect, response head, the gap between body chunks). Set to the
+ * deadline's length, they are a time-out too: whichever fires first.
+ */
+const UNDICI_TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+/** The connection failed under the request: reset or closed by the other side. */
+const CONNECTION_LOST = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+
+/** An error's `code` (Node's system errors, undici's errors), if it has a string one. */
+export function errorCodeOf(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** What an exchange's failure was, from its deadline and the error's code. */
+export function exchangeFailure(err: unknown, deadline: Deadline): ExchangeFailure {
+  const code = errorCodeOf(err) ?? '';
+  if (deadline.passed || UNDICI_TIMEOUTS.has(code)) return 'timeout';
+  if (code === 'ECONNREFUSED') return 'refused';
+  return CONNECTION_LOST.has(code) ? 'lost' : 'other';
 }

@@ -1,8 +1,15 @@
-import type { Clock } from '../lib/clock.ts';
-import type { BreakerConfig } from '../config/types.ts';
-import type { BreakerStateName } from '../observability/metrics.ts';
+/** When a breaker opens and how long it stays open (upstream.breaker and redis.breaker have this shape). */
+export interface BreakerSettings {
+  /** Consecutive failures that open it; 0 never opens it. */
+  readonly failures: number;
+  /** How long it stays open before one probe may pass, in ms. */
+  readonly cooldownMs: number;
+}
 
-/** What `admit` answers when the request may go to the upstream as usual. */
+/** The states as the metrics gauge and readiness name them. */
+export type BreakerState = 'closed' | 'half_open' | 'open';
+
+/** What `admit` answers when the request may go as usual. */
 export const PASS = 0;
 /** What `admit` answers when the request is the one probe of a half-open breaker. */
 export const PROBE = -1;
@@ -12,33 +19,39 @@ export const PROBE = -1;
  * `failures`-th in a row opens it. Open: requests are refused for `cooldownMs`, then it is
  * half-open: exactly one request (the probe) passes, and its outcome closes the breaker or opens
  * it for another cooldown. Outcomes of requests admitted before it opened are ignored, so a slow
- * straggler cannot close or re-open it. Time comes from the injected clock.
+ * straggler cannot close or re-open it. Time comes from the injected clock (milliseconds since the
+ * epoch), so the cooldown is testable without waiting.
+ *
+ * `onStateChange`, when given, hears when it opens, when its probe is let through (half-open) and
+ * when the probe closes it; never per request while nothing changes.
  */
 export class CircuitBreaker {
   readonly #threshold: number;
   readonly #cooldownMs: number;
-  readonly #clock: Clock;
+  readonly #clock: { now(): number };
+  readonly #onStateChange: ((state: BreakerState) => void) | undefined;
   #failures = 0;
   #open = false;
   /** While open: when the probe may pass, in ms since the epoch. */
   #openUntilMs = 0;
   #probing = false;
 
-  constructor(config: BreakerConfig, clock: Clock) {
-    this.#threshold = config.failures;
-    this.#cooldownMs = config.cooldownMs;
+  constructor(settings: BreakerSettings, clock: { now(): number }, onStateChange?: (state: BreakerState) => void) {
+    this.#threshold = settings.failures;
+    this.#cooldownMs = settings.cooldownMs;
     this.#clock = clock;
+    this.#onStateChange = onStateChange;
   }
 
   /** As the metrics gauge and readiness see it: half-open once the cooldown is over. */
-  get state(): BreakerStateName {
+  get state(): BreakerState {
     if (!this.#open) return 'closed';
     return this.#waitMs() > 0 ? 'open' : 'half_open';
   }
 
   /**
-   * May a request go to the upstream now? PASS, PROBE (it is the half-open probe: report its
-   * outcome with probe = true), or else the milliseconds until a request may try again (> 0).
+   * May a request go now? PASS, PROBE (it is the half-open probe: report its outcome with
+   * probe = true), or else the milliseconds until a request may try again (> 0).
    */
   admit(): number {
     if (!this.#open) return PASS;
@@ -46,19 +59,21 @@ export class CircuitBreaker {
     if (wait > 0) return wait;
     if (this.#probing) return 1; // the probe is under way; its outcome decides soon
     this.#probing = true;
+    this.#onStateChange?.('half_open');
     return PROBE;
   }
 
-  /** The upstream answered (a 404 is an answer too). */
+  /** The other side answered (for an upstream, a 404 is an answer too). */
   succeeded(probe: boolean): void {
     if (probe) {
       this.#probing = false;
       this.#open = false;
+      this.#onStateChange?.('closed');
     }
     if (!this.#open) this.#failures = 0;
   }
 
-  /** The upstream could not be reached, reset the connection, timed out or answered 5xx. */
+  /** The other side could not be reached, reset the connection, timed out or failed (an upstream's 5xx). */
   failed(probe: boolean): void {
     if (probe) {
       this.#probing = false;
@@ -82,5 +97,6 @@ export class CircuitBreaker {
     this.#open = true;
     this.#failures = 0;
     this.#openUntilMs = this.#clock.now() + this.#cooldownMs;
+    this.#onStateChange?.('open');
   }
 }

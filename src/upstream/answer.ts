@@ -1,0 +1,117 @@
+import type { Clock } from '../lib/clock.ts';
+import { HgError } from '../lib/errors.ts';
+import type { Answer, BodyPlan, PlanBody } from '../lib/exchange.ts';
+import { freshnessOf, type UpstreamFreshness } from './cache-control.ts';
+
+/**
+ * An upstream answer as the resource layer sees it: the decoded body, its freshness and its
+ * validator (the upstream's ETag, or null), or "no such resource".
+ */
+export type UpstreamResult<T> =
+  | { readonly found: true; readonly value: T; readonly freshness: UpstreamFreshness; readonly ageSeconds: number; readonly etag: string | null }
+  | { readonly found: false };
+
+/** What the upstream answered to a write: its status, validator, and body when it sent one. */
+export interface WriteResult {
+  readonly status: number;
+  readonly etag: string | null;
+  readonly freshness: UpstreamFreshness;
+  /** The parsed body of a JSON answer, undefined for none. */
+  readonly json: unknown;
+  /** The body was application/problem+json: its own `detail` may be shown (RFC 9457). */
+  readonly problem: boolean;
+}
+
+/**
+ * Turns the upstream's JSON into what the caller needs, inside the attempt: a decoder that throws
+ * (an invalid record, an id that does not match) makes the attempt a `bad_body` in the metrics,
+ * not an `ok` followed by a 502.
+ */
+export type Decode<T> = (json: unknown) => T;
+
+/** A strong or weak entity-tag as RFC 9110 section 8.8.3 spells it; anything else is ignored. */
+const ENTITY_TAG = /^(W\/)?"[\x21\x23-\x7e\x80-\xff]*"$/;
+
+function etagOf(value: string | string[] | undefined): string | null {
+  return typeof value === 'string' && ENTITY_TAG.test(value) ? value : null;
+}
+
+/** Age (RFC 9111 section 5.1) in whole seconds; 0 when absent or not a positive integer. */
+function ageSecondsOf(value: string | string[] | undefined): number {
+  const age = Number(value);
+  return Number.isInteger(age) && age > 0 ? age : 0;
+}
+
+/** A Content-Type's media type, lower case without parameters; '' when there is none, or several lines. */
+function mediaTypeOf(value: string | string[] | undefined): string {
+  return typeof value === 'string' ? (value.split(';', 1)[0]?.trim().toLowerCase() ?? '') : '';
+}
+
+/** application/json or any application/*+json (RFC 6839 section 3.1). */
+function isJsonContentType(value: string | string[] | undefined): boolean {
+  const type = mediaTypeOf(value);
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+}
+
+export function badGateway(detail: string, cause?: unknown): HgError {
+  return new HgError('HG_ERR_UPSTREAM_BAD_GATEWAY', { detail, cause });
+}
+
+function tooLarge(who: string): HgError {
+  return badGateway(`${who} answered with a body larger than allowed.`);
+}
+
+function parseJson(body: Buffer, who: string): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    throw badGateway(`${who} answered with invalid JSON.`, err);
+  }
+}
+
+/**
+ * A read's body: a 200's JSON is kept unless announced over the limit; a non-JSON 200 is refused
+ * (the connection dropped rather than read); any other status is drained and the connection kept.
+ */
+export const planRead: PlanBody = (status, headers, limit): BodyPlan => {
+  if (status !== 200) return 'drain';
+  return isJsonContentType(headers['content-type']) && !(Number(headers['content-length']) > limit) ? 'keep' : 'refuse';
+};
+
+/** A write's body: JSON is kept (refused when announced over the limit); anything else, or none, is drained. */
+export const planWrite: PlanBody = (status, headers, limit): BodyPlan => {
+  const declared = Number(headers['content-length']);
+  if (!isJsonContentType(headers['content-type']) || declared === 0 || status === 204) return 'drain';
+  return declared > limit ? 'refuse' : 'keep';
+};
+
+/**
+ * A read's answer decoded: 404 is "not found"; a 200 with a JSON body is the decoded value with
+ * its freshness (measured from `clock`'s now, when Expires has no Date), Age and ETag; anything
+ * else is a 502 naming `who`.
+ */
+export function readResult<T>(res: Answer, decode: Decode<T>, who: string, clock: Clock): UpstreamResult<T> {
+  if (res.status === 404) return { found: false };
+  if (res.status !== 200) throw badGateway(`${who} answered with status ${res.status}.`);
+  if (!isJsonContentType(res.headers['content-type'])) throw badGateway(`${who} answered with a body that is not JSON.`);
+  if (res.body === null) throw tooLarge(who);
+  const value = decode(parseJson(res.body, who));
+  return {
+    found: true,
+    value,
+    freshness: freshnessOf(res.headers, clock.now()),
+    ageSeconds: ageSecondsOf(res.headers['age']),
+    etag: etagOf(res.headers['etag']),
+  };
+}
+
+/** A write's answer, whatever its status; a JSON body (up to `limit` bytes) is parsed, any other is dropped. */
+export function writeResult(res: Answer, limit: number, who: string, clock: Clock): WriteResult {
+  let json: unknown;
+  if (planWrite(res.status, res.headers, limit) !== 'drain') {
+    if (res.body === null) throw tooLarge(who);
+    json = res.body.length === 0 ? undefined : parseJson(res.body, who);
+  }
+  const problem = mediaTypeOf(res.headers['content-type']) === 'application/problem+json';
+  return { status: res.status, etag: etagOf(res.headers['etag']), freshness: freshnessOf(res.headers, clock.now()), json, problem };
+}

@@ -1,0 +1,70 @@
+import { performance } from 'node:perf_hooks';
+import type { Deadline } from '../lib/deadline.ts';
+import { HgError } from '../lib/errors.ts';
+import type { ExchangeFailure } from '../lib/exchange.ts';
+import type { UpstreamOutcome } from '../observability/metrics.ts';
+import { badGateway } from './answer.ts';
+
+/**
+ * One request to a service across its attempts (made once per request: a miss or a write): its
+ * one deadline, and what the attempt under way did, for the metrics, the breaker and the retry
+ * decision. `begin` starts the next attempt.
+ */
+export class Attempt {
+  readonly deadline: Deadline;
+  /** How the attempt under way ended, as the metrics say it; the exchange and the decoding refine it. */
+  outcome: UpstreamOutcome = 'unreachable';
+  /** The upstream's status code, 0 before the response head arrived. */
+  status = 0;
+  /** When the attempt under way started (performance.now()). */
+  startedMs = 0;
+  /** 1 for the first attempt, 2 for the retry. */
+  number = 0;
+
+  constructor(deadline: Deadline) {
+    this.deadline = deadline;
+  }
+
+  begin(): void {
+    this.outcome = 'unreachable';
+    this.status = 0;
+    this.startedMs = performance.now();
+    this.number++;
+  }
+
+  /** Connection failures, time-outs and 5xx answers count against the breaker; any other answer is the upstream working. */
+  get failed(): boolean {
+    return this.outcome === 'unreachable' || this.outcome === 'timeout' || this.status >= 500;
+  }
+
+  /**
+   * May the attempt that failed with `failure` go once more? Only a request that may be sent twice
+   * (`idempotent`), only its first attempt, and only when the connection was refused or lost before
+   * the response head (undici drops that connection, so the retry takes another), within the
+   * deadline. The breaker has its say too (the caller asks it).
+   */
+  mayRetry(idempotent: boolean, failure: ExchangeFailure): boolean {
+    return idempotent && this.number === 1 && this.status === 0 && (failure === 'refused' || failure === 'lost');
+  }
+}
+
+/** A failed attempt as the typed error a client may see, naming `who`; sets the attempt's outcome. */
+export function attemptError(err: unknown, failure: ExchangeFailure, attempt: Attempt, who: string, timeoutMs: number): HgError {
+  if (failure === 'timeout') {
+    attempt.outcome = 'timeout';
+    return new HgError('HG_ERR_UPSTREAM_TIMEOUT', { detail: `${who} did not answer within ${timeoutMs} ms.`, cause: err });
+  }
+  if (err instanceof HgError) return err;
+  // Refused, reset, or the connection lost during the body.
+  attempt.outcome = 'unreachable';
+  return badGateway(`${who} could not be reached.`, err);
+}
+
+/** The breaker refused the request: 503 with Retry-After, the seconds until it may try again. */
+export function unavailable(waitMs: number, who: string): HgError {
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  return new HgError('HG_ERR_UPSTREAM_UNAVAILABLE', {
+    detail: `${who} is failing, so requests to it are paused; try again in ${seconds} s.`,
+    headers: { 'Retry-After': String(seconds) },
+  });
+}
