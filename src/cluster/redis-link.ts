@@ -6,6 +6,7 @@ import { redactUrl } from '../config/redact.ts';
 import type { RedisConfig } from '../config/types.ts';
 import type { Logger } from '../observability/logger.ts';
 import { CircuitBreaker, PROBE } from '../lib/breaker.ts';
+import { Deadline } from '../lib/deadline.ts';
 import type { RedisMetrics } from './redis-metrics.ts';
 import { SCRIPTS, type LuaScript } from './scripts.ts';
 
@@ -122,29 +123,30 @@ export class RedisLink {
     const probe = admit === PROBE;
     const started = performance.now();
     return new Promise<T>((resolve, reject) => {
-      let settled = false;
-      const timer = setTimeout(() => {
-        settled = true;
-        this.#overdue++;
-        this.#breaker.failed(probe);
-        this.#metrics.call(op, 'timeout', performance.now() - started);
-        reject(new RedisUnavailable('timeout'));
-      }, deadlineMs);
+      const deadline = new Deadline(deadlineMs, 'the Redis call passed its deadline', {
+        abort: () => {
+          this.#overdue++;
+          this.#breaker.failed(probe);
+          this.#metrics.call(op, 'timeout', performance.now() - started);
+          reject(new RedisUnavailable('timeout'));
+        },
+      });
+      // A reply after the deadline: the call was settled as a time-out, and is no longer overdue.
       const late = (): boolean => {
-        if (settled) this.#overdue--;
-        return settled;
+        if (deadline.passed) this.#overdue--;
+        return deadline.passed;
       };
       run(this.#client).then(
         (value) => {
           if (late()) return;
-          clearTimeout(timer);
+          deadline.clear();
           this.#breaker.succeeded(probe);
           this.#metrics.call(op, 'ok', performance.now() - started);
           resolve(value);
         },
         (err: unknown) => {
           if (late()) return;
-          clearTimeout(timer);
+          deadline.clear();
           if (isReply(err)) this.#breaker.succeeded(probe);
           else this.#breaker.failed(probe);
           this.#metrics.call(op, isReply(err) ? 'error' : 'down', performance.now() - started);

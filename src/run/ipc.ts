@@ -1,4 +1,5 @@
 import type { Worker } from 'node:cluster';
+import { Deadline } from '../lib/deadline.ts';
 import type { PrimaryMessage, WorkerMessage } from './messages.ts';
 
 /**
@@ -15,12 +16,12 @@ export class WorkerQuestions {
   ask(worker: Worker, question: (seq: number) => PrimaryMessage, timeoutMs: number): Promise<WorkerMessage | null> {
     return new Promise((resolve) => {
       const seq = ++this.#seq;
+      const deadline = new Deadline(timeoutMs, 'the worker did not answer in time', { abort: () => settle(null) });
       const settle = (answer: WorkerMessage | null): void => {
-        clearTimeout(timer);
+        deadline.clear();
         this.#pending.delete(seq);
         resolve(answer);
       };
-      const timer = setTimeout(() => settle(null), timeoutMs);
       this.#pending.set(seq, settle);
       sendTo(worker, question(seq), () => settle(null));
     });
