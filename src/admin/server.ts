@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Principal } from '../auth/verifier.ts';
+import type { Principal } from '../auth/principal.ts';
 import type { ReloadResult } from '../gateway/reload.ts';
 import type { PurgeResult } from '../gateway/purge.ts';
 import { HgError } from '../lib/errors.ts';

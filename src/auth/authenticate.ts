@@ -6,7 +6,8 @@ import type { Limiter } from '../http/rate-limit.ts';
 import { HgRequest } from '../protocol/response.ts';
 import { readBearerToken } from './bearer.ts';
 import { insufficientScope } from './challenge.ts';
-import type { Principal, TokenVerifier } from './verifier.ts';
+import type { Principal } from './principal.ts';
+import type { TokenVerifier } from './verifier.ts';
 
 /**
  * Authenticates and authorizes one request. Returns the principal at once when the token is in
@@ -59,10 +60,11 @@ export function authorizeLimited(req: IncomingMessage, verifier: TokenVerifier, 
     return charged(req, limiter, address, err);
   }
   const cached = verifier.cached(token);
-  if (cached !== undefined) return settle(req, limiter, address, cached, scope, false);
+  if (cached !== undefined) return settle(req, limiter, address, cached, scope);
   return decided(limiter.take(undefined, address), () =>
     verifier.verify(token).then(
-      (principal) => settle(req, limiter, address, principal, scope, true),
+      // The address has paid for the verification: a token without a subject is charged nothing more.
+      (principal) => (principal.subject === undefined ? requireScope(req, principal, scope) : settle(req, limiter, address, principal, scope)),
       (err: unknown) => {
         if (err instanceof HgError && err.status >= 500) limiter.giveBack(address);
         throw err;
@@ -72,18 +74,16 @@ export function authorizeLimited(req: IncomingMessage, verifier: TokenVerifier, 
 }
 
 /**
- * A verified principal: its scope checked, its subject charged. A token without a subject counts
- * against its address, which has paid already when the token was just verified (`addressPaid`).
+ * A principal from the cache, or just verified with a subject: its scope checked, its subject
+ * charged. A token without a subject counts against its address (which a verification has paid
+ * already: authorizeLimited does not come here then).
  */
-function settle(req: IncomingMessage, limiter: Limiter, address: string | undefined, principal: Principal, scope: string, addressPaid: boolean): Principal | Promise<Principal> {
-  const paid = addressPaid && principal.subject === undefined;
+function settle(req: IncomingMessage, limiter: Limiter, address: string | undefined, principal: Principal, scope: string): Principal | Promise<Principal> {
   try {
     requireScope(req, principal, scope);
   } catch (err) {
-    if (paid) throw err;
     return charged(req, limiter, address, err);
   }
-  if (paid) return principal;
   return decided(limiter.take(principal.subject, address), () => principal);
 }
 

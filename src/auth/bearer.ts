@@ -39,3 +39,28 @@ export function readBearerToken(req: IncomingMessage, maxTokenBytes: number): st
 export function assertTokenSyntax(token: string): void {
   if (!B64TOKEN.test(token)) throw invalidRequest('the token contains characters a bearer token may not have');
 }
+
+/**
+ * Is the token's signature segment the one canonical BASE64URL spelling of its bytes (RFC 7515
+ * section 2; RFC 4648 section 3.5)? No '=' padding, and the bits of the last character that carry
+ * no byte at zero: jose decodes any value there (and the padding) to the same signature, so every
+ * other spelling would verify as another token, with its own cache entry. A length that leaves one
+ * character over is no encoding at all. Anything outside the alphabet jose refuses itself.
+ */
+export function isCanonicalSignature(token: string): boolean {
+  const length = token.length - token.lastIndexOf('.') - 1;
+  const last = base64UrlValue(token.charCodeAt(token.length - 1));
+  if (last === -1 || length % 4 === 1) return false;
+  const spare = length % 4 === 2 ? 15 : length % 4 === 3 ? 3 : 0;
+  return (last & spare) === 0;
+}
+
+/** The 6-bit value of a BASE64URL character; -1 for any other, '=' included. */
+function base64UrlValue(c: number): number {
+  if (c >= 0x41 && c <= 0x5a) return c - 0x41;
+  if (c >= 0x61 && c <= 0x7a) return c - 0x61 + 26;
+  if (c >= 0x30 && c <= 0x39) return c - 0x30 + 52;
+  if (c === 0x2d) return 62;
+  if (c === 0x5f) return 63;
+  return -1;
+}

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import { Client } from 'undici';
-import { recentSlot } from '../../src/auth/verifier.ts';
+import { recentSlot } from '../../src/auth/token-cache.ts';
 import { configWith, mergeConfig } from '../../src/config/load.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 
