@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
-import { Exchange, type PlanBody } from '../../src/lib/exchange.ts';
+import { Deadline } from '../../src/lib/deadline.ts';
+import { Exchange, exchangeFailure, startExchange, type PlanBody } from '../../src/lib/exchange.ts';
 
 const keepAll: PlanBody = () => 'keep';
 const drainAll: PlanBody = () => 'drain';
@@ -109,5 +110,80 @@ describe('an upstream exchange (undici dispatch handler) against a real server',
     exchange.abort(new Error('too late'));
     assert.equal(answer.status, 200);
     assert.equal(answer.body?.toString('utf8'), '{"ok":1}');
+  });
+});
+
+/**
+ * The bounded exchange the upstream client and the key set fetch share: one request under one
+ * deadline, and its failure told by kind (time-out, refused, connection lost, other).
+ */
+describe('a bounded exchange', () => {
+  let server: Server;
+  let origin: string;
+  before(async () => {
+    server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      if (req.url === '/reset') return void req.socket.destroy();
+      if (req.url === '/drip') {
+        // A body that never ends, a byte at a time: undici's gap time-outs never fire; the deadline does.
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const timer = setInterval(() => res.write(' '), 10);
+        res.on('close', () => clearInterval(timer));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"ok":1}');
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  // Cuts the dripping answers too (their timers stop on 'close').
+  after(() => server.close().closeAllConnections());
+
+  /** Runs one exchange on a pool of its own and gives back its answer or its failure's kind. */
+  async function exchange(path: string, deadlineMs: number, at = origin): Promise<{ status: number; body: string | undefined } | { failure: string; deadlinePassed: boolean }> {
+    const pool = new Pool(at, { connections: 1 });
+    const deadline = new Deadline(deadlineMs, 'the test deadline passed');
+    try {
+      const answer = await startExchange(pool, { path, method: 'GET', headers: ['accept', 'application/json'] }, 4096, keepAll, deadline).answer;
+      return { status: answer.status, body: answer.body?.toString('utf8') };
+    } catch (err) {
+      return { failure: exchangeFailure(err, deadline), deadlinePassed: deadline.passed };
+    } finally {
+      deadline.clear();
+      await pool.destroy();
+    }
+  }
+
+  test('an answer within the deadline is handed over', async () => {
+    assert.deepEqual(await exchange('/ok', 10_000), { status: 200, body: '{"ok":1}' });
+  });
+
+  test('a body dripped past the deadline is a time-out, though bytes keep coming', async () => {
+    assert.deepEqual(await exchange('/drip', 200), { failure: 'timeout', deadlinePassed: true });
+  });
+
+  test('a connection the server resets before answering is lost', async () => {
+    assert.deepEqual(await exchange('/reset', 10_000), { failure: 'lost', deadlinePassed: false });
+  });
+
+  test('a port nobody listens on is refused', async () => {
+    const closed = createServer();
+    closed.listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const port = (closed.address() as AddressInfo).port;
+    closed.close();
+    await once(closed, 'close');
+    assert.deepEqual(await exchange('/', 10_000, `http://127.0.0.1:${port}`), { failure: 'refused', deadlinePassed: false });
+  });
+
+  test("undici's own connect, head and body time-outs count as time-outs; other errors as other", () => {
+    const deadline = new Deadline(60_000, 'unused');
+    deadline.clear();
+    for (const code of ['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']) assert.equal(exchangeFailure({ code }, deadline), 'timeout', code);
+    for (const code of ['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']) assert.equal(exchangeFailure({ code }, deadline), 'lost', code);
+    assert.equal(exchangeFailure(new Error('no code'), deadline), 'other');
+    assert.equal(exchangeFailure(null, deadline), 'other');
+    assert.equal(exchangeFailure({ code: 'ENOTFOUND' }, deadline), 'other');
   });
 });
