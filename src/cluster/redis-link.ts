@@ -15,8 +15,8 @@ let loaded: IoRedis | null = null;
 
 /**
  * ioredis, loaded when a link to Redis is made (redis.url set), not at start: importing it is
- * ~18 MB of resident memory a gateway without Redis never needs (issue 13, item 2). ioredis is a
- * CommonJS package, so it loads synchronously.
+ * ~18 MB of resident memory a gateway without Redis never needs (the start figure in
+ * bench/RESULTS.md). ioredis is a CommonJS package, so it loads synchronously.
  */
 function ioredis(): IoRedis {
   loaded ??= createRequire(import.meta.url)('ioredis') as IoRedis;
