@@ -13,7 +13,10 @@
  *
  *   npm run bench:memory -- [--customers 100000] [--hal 10000] [--tokens 100000] [--limit-mb 200]
  *     [--start-limit-mb 60] [--cache-entries N] [--cache-bytes N] [--settle S] [--timeout S]
- *     [--results-dir DIR] [--record] [--quick]
+ *     [--results-dir DIR] [--build-dir DIR] [--record] [--quick]
+ *
+ * --build-dir: where the gateway is copied and built (bench/lib/builds.ts; default a temporary
+ * folder removed at the end, so the checkout's dist/ is never written).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,11 +26,12 @@ import { parseArgs } from '../src/cli-args.ts';
 import { makeKeys, mint, type BenchKeys } from './lib/jwt.ts';
 import { freePort, peakRssBytes, ROOT, rssBytes } from './lib/proc.ts';
 import { appendResults, runInfo, writeJson } from './lib/report.ts';
+import { Builds } from './lib/builds.ts';
 import { hypergate, startUpstream } from './lib/servers.ts';
 
 const args = parseArgs(
   process.argv.slice(2),
-  ['--customers', '--hal', '--tokens', '--limit-mb', '--start-limit-mb', '--cache-entries', '--cache-bytes', '--timeout', '--settle', '--results-dir'],
+  ['--customers', '--hal', '--tokens', '--limit-mb', '--start-limit-mb', '--cache-entries', '--cache-bytes', '--timeout', '--settle', '--results-dir', '--build-dir'],
   ['--record', '--quick'],
 );
 const quick = args.has('--quick');
@@ -80,13 +84,13 @@ function settle(): Promise<void> {
 const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
 const VERIFIED = 'hypergate_token_verifications_total{result="ok"}';
 
-async function run(keys: BenchKeys): Promise<{ text: string; ok: boolean; figures: Record<string, number> }> {
+async function run(keys: BenchKeys, dir: string, builds: Builds): Promise<{ text: string; ok: boolean; figures: Record<string, number> }> {
   const upstream = await startUpstream(customers);
   const adminPort = await freePort();
   const extra: Record<string, string> = { HYPERGATE_ADMIN_PORT: String(adminPort) };
   if (args.has('--cache-entries')) extra['HYPERGATE_CACHE_MAX_ENTRIES'] = String(args.get('--cache-entries'));
   if (args.has('--cache-bytes')) extra['HYPERGATE_CACHE_MAX_BYTES'] = String(args.get('--cache-bytes'));
-  const server = await hypergate('hypergate', ROOT, extra).start({ upstreamUrl: upstream.url, publicKeyFile: keys.publicKeyFile, capturePath: '', accessLog: true });
+    const server = await hypergate('hypergate', undefined, extra).start({ upstreamUrl: upstream.url, publicKeyFile: keys.publicKeyFile, capturePath: '', dir, builds, accessLog: true });
   const pid = server.child.pid as number;
   const pool = new Pool(`http://127.0.0.1:${server.port}`, { connections: CONCURRENCY });
   try {
@@ -147,12 +151,16 @@ async function run(keys: BenchKeys): Promise<{ text: string; ok: boolean; figure
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'hg-memory-'));
-const deadline = setTimeout(() => {
-  process.stderr.write(`bench:memory: FAILED: not done within ${timeoutS} s\n`);
-  process.exit(1);
-}, timeoutS * 1000);
+let deadline: NodeJS.Timeout | undefined;
 try {
-  const { text, ok, figures } = await run(makeKeys(dir));
+  const builds = new Builds(args.has('--build-dir') ? resolve(String(args.get('--build-dir'))) : join(dir, 'builds'), (line) => void process.stderr.write(`${line}\n`));
+  // Built before the clock starts: --timeout bounds the measurement, not the build.
+  await builds.current();
+  deadline = setTimeout(() => {
+    process.stderr.write(`bench:memory: FAILED: not done within ${timeoutS} s\n`);
+    process.exit(1);
+  }, timeoutS * 1000);
+  const { text, ok, figures } = await run(makeKeys(dir), dir, builds);
   clearTimeout(deadline);
   process.stdout.write(`${text}\n`);
   const overrides = { ...(args.has('--cache-entries') ? { cacheMaxEntries: String(args.get('--cache-entries')) } : {}), ...(args.has('--cache-bytes') ? { cacheMaxBytes: String(args.get('--cache-bytes')) } : {}) };

@@ -7,8 +7,10 @@
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
+import { Builds, checkoutName, type BuiltCheckout } from './lib/builds.ts';
 import { captureHit } from './lib/capture.ts';
+import { comparisonTable } from './lib/compare.ts';
 import { renderChart } from './lib/chart.ts';
 import { chartFromJson } from './lib/chart-source.ts';
 import { makeKeys, mint } from './lib/jwt.ts';
@@ -19,7 +21,7 @@ import { profiledScenario, profileHot } from './lib/profile.ts';
 import { collect, hasTaskset, nodeArgv, ROOT, SERVER_CORE, spawnPinned } from './lib/proc.ts';
 import { appendResults, mixedNotes, runInfo, summarise, table, writeJson } from './lib/report.ts';
 import { ACCEPT, HOT_PATH, SCENARIOS, type PrepareContext } from './lib/scenarios.ts';
-import { hypergate, SERVERS, startUpstream, type ServerSpec, type StartContext } from './lib/servers.ts';
+import { baseline, hypergate, SERVERS, startUpstream, type ServerSpec, type StartContext, type Upstream } from './lib/servers.ts';
 import { startRedis, type RedisServer } from '../test/helpers/redis.ts';
 
 const say = (line: string): void => {
@@ -37,7 +39,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  // hypergate is built before its first start (checkout.ts); the peer's packages must be there.
+  // Each hypergate is built in a folder of its own (builds.ts); the peer's packages must be there.
   // The servers this run starts: --profile runs only those it profiles.
   const measured = opts.profile ? opts.profileServers : opts.servers;
   if (measured.some((n) => n.startsWith('fastify')) && !existsSync(resolve(ROOT, 'node_modules/fastify')) && opts.compare === null) {
@@ -46,10 +48,15 @@ async function main(): Promise<void> {
   if (opts.tool === 'autocannon') say('WARNING: using autocannon. It saturates its own core near 30k-35k req/s, so ceiling figures (baseline, hot) measure autocannon, not the server: install wrk (apt-get install wrk) for those.');
   if (!hasTaskset) say('WARNING: taskset not found: servers and load generator are not pinned to separate cores; figures are noisier.');
   const dir = mkdtempSync(join(tmpdir(), 'hg-bench-'));
-  const upstream = await startUpstream(100_000);
+  let upstream: Upstream | null = null;
   // Only hypergate-redis needs it: a real redis-server on a free loopback port, no persistence.
   let redis: RedisServer | null = null;
   try {
+    const builds = new Builds(opts.buildDir ?? join(dir, 'builds'), say);
+    // Built before anything runs: a checkout that cannot be built fails the run before any figure.
+    const built = [await builds.current(), ...(await sequence((opts.compare ?? []).map((spec) => () => builds.other(spec))))];
+    for (const b of built) say(`${b.name}: ${b.source}, started as ${startLine(b)}`);
+    upstream = await startUpstream(100_000);
     if (measured.includes('hypergate-redis') && opts.compare === null) redis = await startRedis();
     const keys = makeKeys(dir);
     const hotToken = mint(keys, 'bench-user');
@@ -59,6 +66,8 @@ async function main(): Promise<void> {
       upstreamUrl: upstream.url,
       publicKeyFile: keys.publicKeyFile,
       capturePath,
+      dir,
+      builds,
       accessLog: opts.accessLog,
       workers: opts.workers,
       ...(shared === null ? {} : { redis: { url: shared.url, flush: async () => void (await shared.command('FLUSHALL')) } }),
@@ -74,8 +83,9 @@ async function main(): Promise<void> {
       if (opts.record) appendResults(resolve(ROOT, 'bench/RESULTS.md'), runInfo(opts.tool, { profile: profiledScenario(opts), connections: opts.connections, duration: `${opts.seconds}s` }), summary);
       return;
     }
-    const servers: ServerSpec[] = opts.compare === null ? opts.servers.map((n) => SERVERS[n] as ServerSpec) : [hypergate(), ...opts.compare.map((dir) => hypergate(checkoutName(dir), dir))];
-    const reference = opts.compare === null ? 'baseline' : checkoutName(opts.compare[0] as string);
+    // --compare: the baseline, then the other checkouts, then this one, round after round.
+    const servers: ServerSpec[] = opts.compare === null ? opts.servers.map((n) => SERVERS[n] as ServerSpec) : [baseline, ...opts.compare.map((spec) => hypergate(checkoutName(spec), spec)), hypergate()];
+    const reference = 'baseline';
     const records: RunRecord[] = [];
     const extras: Record<string, number> = {};
     for (const scenario of SCENARIOS.filter((s) => opts.scenarios.includes(s.name))) {
@@ -102,14 +112,10 @@ async function main(): Promise<void> {
     }
     for (const row of rows.filter((r) => r.scenario === 'herd' && r.server !== 'baseline')) notes.push(`herd: ${row.server} made ${row.upstreamRequests} upstream request(s) for 1,000 concurrent requests`);
     notes.push(...mixedNotes(records));
-    if (opts.compare !== null) {
-      for (const row of rows.filter((r) => r.server !== reference)) {
-        const ref = rows.find((r) => r.scenario === row.scenario && r.server === reference);
-        const who = row.server === 'hypergate' ? 'this checkout' : row.server;
-        if (ref !== undefined) notes.push(`${row.scenario}: ${who} does ${(row.ratio ?? 0).toFixed(3)}× the req/s and ${(row.cpuUsPerRequest / ref.cpuUsPerRequest).toFixed(3)}× the CPU per request of ${reference}`);
-      }
-    }
-    const text = `${table(rows, reference)}\n${notes.map((n) => `\n- ${n}`).join('')}\n`;
+    for (const b of built) notes.push(`${b.name}: ${b.source}, started as \`${startLine(b)}\``);
+    if (measured.some((n) => n === 'baseline' || n.startsWith('fastify')) || opts.compare !== null) notes.push(`the baseline and the peer run compiled, with this checkout's start flags (${built[0]?.nodeFlags.join(' ')})`);
+    const comparisons = (opts.compare ?? []).map((spec) => `\n\nThis checkout (hypergate) against ${checkoutName(spec)}:\n\n${comparisonTable(records, checkoutName(spec), 'hypergate')}`);
+    const text = `${table(rows, reference)}\n${notes.map((n) => `\n- ${n}`).join('')}${comparisons.join('')}\n`;
     process.stdout.write(`\n${text}`);
     const info = runInfo(opts.tool === 'wrk' ? 'wrk (-t1)' : 'autocannon', {
       connections: opts.connections,
@@ -119,7 +125,7 @@ async function main(): Promise<void> {
       accessLog: opts.accessLog ? 'on' : 'off',
       ...(opts.workers > 1 ? { workers: opts.workers } : {}),
       taskset: hasTaskset ? (opts.workers > 1 ? 'hypergate unpinned, other servers core 0, load core 1' : 'servers core 0, load core 1') : 'none',
-      ...(opts.compare === null ? {} : { compare: opts.compare.join(', ') }),
+      ...(opts.compare === null ? {} : { compare: built.slice(1).map((b) => `${b.name} (${b.source})`).join(', ') }),
     });
     const json = writeJson(opts.resultsDir, info, { reference, summary: rows, extras, records });
     // The picture is drawn from the JSON just written: what is recorded is what is shown.
@@ -140,14 +146,21 @@ async function main(): Promise<void> {
     }
   } finally {
     await redis?.close();
-    await upstream.stop();
+    await upstream?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-/** How a --compare checkout is named in the tables: hypergate@<folder>. */
-function checkoutName(dir: string): string {
-  return `hypergate@${basename(dir)}`;
+/** What a checkout's `npm start -- --config FILE` runs, relative to its build folder. */
+function startLine(b: BuiltCheckout): string {
+  return `node ${[...b.nodeFlags, relative(b.root, b.entry)].join(' ')} --config FILE`;
+}
+
+/** Runs the steps one after the other (builds: one at a time on a small machine). */
+async function sequence<T>(steps: readonly (() => Promise<T>)[]): Promise<T[]> {
+  const out: T[] = [];
+  for (const step of steps) out.push(await step());
+  return out;
 }
 
 main().catch((err: unknown) => {

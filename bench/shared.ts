@@ -23,6 +23,7 @@ import { runLoad, wrkPath, type LoadResult, type LoadSpec, type Tool } from './l
 import { cpuMs, ROOT } from './lib/proc.ts';
 import { appendResults, runInfo } from './lib/report.ts';
 import { ACCEPT, CUSTOMER } from './lib/scenarios.ts';
+import { Builds } from './lib/builds.ts';
 import { hypergate, startUpstream, type RunningServer, type StartContext, type Upstream } from './lib/servers.ts';
 
 const USAGE = `usage: npm run bench:shared -- [--duration S] [--customers N] [--connections N] [--tool wrk|autocannon] [--quick] [--no-record]
@@ -90,7 +91,7 @@ async function spread(opts: Options, ctx: StartContext, upstream: Upstream, redi
     const env: Record<string, string> = shared ? { HYPERGATE_REDIS_URL: redis.url } : {};
     const servers: RunningServer[] = [];
     try {
-      for (let i = 0; i < 3; i++) servers.push(await hypergate(`hypergate-${shared ? 'shared' : 'alone'}-${i}`, ROOT, env).start(ctx));
+      for (let i = 0; i < 3; i++) servers.push(await hypergate(`hypergate-${shared ? 'shared' : 'alone'}-${i}`, undefined, env).start(ctx));
       const before = await upstream.count();
       const results = await Promise.all(servers.map((s, i) => runLoad(opts.tool, `http://127.0.0.1:${s.port}`, idsLoad(token, opts.customers, i + 1), opts.connections, opts.seconds)));
       const upstreamRequests = (await upstream.count()) - before;
@@ -109,7 +110,7 @@ async function tierHit(opts: Options, ctx: StartContext, redis: RedisServer, tok
   const rows: string[] = [];
   await redis.command('FLUSHALL');
   // A fills Redis with every customer; B answers from its local cache, or (one entry) from Redis.
-  const filler = await hypergate('hypergate-filler', ROOT, { HYPERGATE_REDIS_URL: redis.url }).start(ctx);
+  const filler = await hypergate('hypergate-filler', undefined, { HYPERGATE_REDIS_URL: redis.url }).start(ctx);
   try {
     await warm(filler.port, token, opts.customers);
   } finally {
@@ -120,7 +121,7 @@ async function tierHit(opts: Options, ctx: StartContext, redis: RedisServer, tok
     ['local hit', {}],
     ['Redis-tier hit', { HYPERGATE_CACHE_MAX_ENTRIES: '1' }],
   ] as const) {
-    const server = await hypergate(`hypergate-${mode}`, ROOT, { HYPERGATE_REDIS_URL: redis.url, ...env }).start(ctx);
+    const server = await hypergate(`hypergate-${mode}`, undefined, { HYPERGATE_REDIS_URL: redis.url, ...env }).start(ctx);
     try {
       await warm(server.port, token, opts.customers);
       const pid = server.child.pid as number;
@@ -153,7 +154,7 @@ async function main(): Promise<void> {
     const token = mint(keys, 'bench-user');
     const capturePath = join(dir, 'capture.json');
     writeFileSync(capturePath, '{}');
-    const ctx: StartContext = { upstreamUrl: upstream.url, publicKeyFile: keys.publicKeyFile, capturePath, accessLog: false };
+    const ctx: StartContext = { upstreamUrl: upstream.url, publicKeyFile: keys.publicKeyFile, capturePath, dir, builds: new Builds(join(dir, 'builds'), say), accessLog: false };
     say(`spread: ${opts.customers} random customers, ${opts.connections} connections per instance, ${opts.seconds} s`);
     const rows = [...(await spread(opts, ctx, upstream, redis, token)), ...(await tierHit(opts, ctx, redis, token))];
     const text = ['| measure | servers | req/s | CPU µs/req | p50 ms | upstream requests | upstream per customer |', '| --- | --- | ---: | ---: | ---: | ---: | ---: |', ...rows].join('\n');

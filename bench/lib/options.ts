@@ -21,8 +21,14 @@ export const USAGE = `usage: npm run bench -- [options]
                       (implies --no-record)
   --no-record         do not append to bench/RESULTS.md
   --results-dir DIR   where the raw JSON goes (default bench/results)
-  --compare DIR[,DIR] hypergate from this checkout against the one in each DIR, interleaved; the
-                      first DIR is the reference of the ratios (default scenario: hot)
+  --compare REF[,REF] hypergate from this checkout against each REF (a commit of this repository,
+                      e.g. 04d1e05 or main, or a folder holding another checkout), with the
+                      baseline, in interleaved rounds (baseline, REF, this checkout, ...); each
+                      built in a folder of its own as its README says and started as its own
+                      npm start -- --config FILE does; the first REF is the reference of the
+                      comparison (default scenario: hot)
+  --build-dir DIR     where checkouts are copied and built (default: a temporary folder removed
+                      at the end); a kept DIR reuses builds whose sources have not changed
   --profile           run one scenario (the first of --scenario, default hot) against hypergate
                       (or each server --servers names, e.g. baseline,hypergate) under node
                       --cpu-prof; print each one's top frames, and two or more side by side
@@ -42,8 +48,10 @@ export interface Options {
   readonly quick: boolean;
   readonly record: boolean;
   readonly resultsDir: string;
-  /** Other checkouts to measure against (the first is the reference); null without --compare. */
+  /** Other checkouts to measure against, commits or folders (the first is the reference); null without --compare. */
   readonly compare: readonly string[] | null;
+  /** Where checkouts are built; null for a temporary folder. */
+  readonly buildDir: string | null;
   readonly profile: boolean;
   /** The servers --profile runs: those --servers names, else hypergate alone. */
   readonly profileServers: readonly string[];
@@ -68,7 +76,7 @@ function list(name: string, raw: string | true | undefined, known: readonly stri
 export function parseOptions(argv: readonly string[]): Options | null {
   const args = parseArgs(
     argv,
-    ['--scenario', '--servers', '--duration', '--warmup', '--connections', '--rounds', '--tool', '--access-log', '--results-dir', '--compare', '--workers'],
+    ['--scenario', '--servers', '--duration', '--warmup', '--connections', '--rounds', '--tool', '--access-log', '--results-dir', '--compare', '--workers', '--build-dir'],
     ['--quick', '--no-record', '--profile', '--help'],
   );
   if (args.has('--help')) return null;
@@ -95,7 +103,8 @@ export function parseOptions(argv: readonly string[]): Options | null {
     // A smoke run's figures mean nothing: never recorded.
     record: !quick && !args.has('--no-record'),
     resultsDir: resolve(String(args.get('--results-dir') ?? resolve(ROOT, 'bench/results'))),
-    compare: typeof compare === 'string' ? compare.split(',').filter(Boolean).map((dir) => resolve(dir)) : null,
+    compare: typeof compare === 'string' ? compare.split(',').filter(Boolean) : null,
+    buildDir: args.get('--build-dir') === undefined ? null : resolve(String(args.get('--build-dir'))),
     profile: args.has('--profile'),
     profileServers: args.get('--servers') === undefined ? ['hypergate'] : servers,
   };

@@ -6,8 +6,9 @@
  */
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { SourceMap, type SourceMapPayload, type SourceMapping } from 'node:module';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkoutName } from './builds.ts';
 import { runLoad } from './load.ts';
 import { warmList } from './measure.ts';
 import type { Options } from './options.ts';
@@ -56,7 +57,8 @@ function place(url: string, line: number, column: number): string {
   // findEntry gives {} where the map has nothing.
   const entry: Partial<SourceMapping> | undefined = url.startsWith('file://') && url.endsWith('.js') ? sourceMapOf(url)?.findEntry(line, column) : undefined;
   const [where, at] = entry?.originalSource !== undefined && entry.originalLine !== undefined ? [new URL(entry.originalSource, url).href, entry.originalLine] : [url, line];
-  const short = where.replace(`file://${ROOT}/`, '').replace(/^file:\/\/.*\/node_modules\//, '');
+  // A package by its path inside node_modules; a checkout's own file from its build folder (bench/lib/builds.ts names it <name>-<12 hex digits>).
+  const short = where.replace(`file://${ROOT}/`, '').replace(/^file:\/\/.*\/node_modules\//, '').replace(/^file:\/\/.*\/[\w.-]+-[0-9a-f]{12}\//, '');
   return ` ${short}:${at + 1}`;
 }
 
@@ -139,7 +141,7 @@ export function framesTable(frames: readonly Frame[], requests?: number): string
  * Each server gets its list of top frames; two or more are also set side by side in µs a request.
  */
 export async function profileHot(opts: Options, start: StartContext, prep: PrepareContext, dir: string): Promise<string> {
-  const specs = opts.compare === null ? opts.profileServers.map((n) => SERVERS[n] as ServerSpec) : [hypergate(), ...opts.compare.map((d) => hypergate(`hypergate@${basename(d)}`, d))];
+  const specs = opts.compare === null ? opts.profileServers.map((n) => SERVERS[n] as ServerSpec) : [hypergate(), ...opts.compare.map((spec) => hypergate(checkoutName(spec), spec))];
   const summaries: string[] = [];
   const profiled: ProfiledServer[] = [];
   for (const [i, spec] of specs.entries()) {

@@ -1,13 +1,14 @@
 /**
- * The servers a benchmark compares, each started as its own process on the server core:
- * the baseline, hypergate (built, and started as its `npm start` does: checkout.ts), the Fastify peer with and
- * without its verify cache, and hypergate from another checkout (--compare). The sample upstream
- * runs in a process of its own on the same core, so the load generator's core stays clean.
+ * The servers a benchmark compares, each started as its own process on the server core: the
+ * baseline and the Fastify peer (compiled, with hypergate's production Node flags), hypergate
+ * (this checkout, or another one for --compare: each built in a folder of its own and started as
+ * its own `npm start -- --config FILE` does) and hypergate with Redis. The sample upstream runs in
+ * a process of its own on the same core, so the load generator's core stays clean.
  */
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { buildOnce, startArgv } from './checkout.ts';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { BuiltCheckout, Builds } from './builds.ts';
 import { AUDIENCE, ISSUER } from './jwt.ts';
 import { freePort, nodeArgv, SERVER_CORE, spawnPinned, stop, waitListening } from './proc.ts';
 
@@ -16,6 +17,10 @@ export interface StartContext {
   readonly publicKeyFile: string;
   /** The baseline's captured answer (capture.ts), written once per harness run. */
   readonly capturePath: string;
+  /** The run's scratch folder: config files go there. */
+  readonly dir: string;
+  /** Where the checkouts are built (bench/lib/builds.ts). */
+  readonly builds: Builds;
   readonly accessLog: boolean;
   /** Extra node flags (--cpu-prof ...). */
   readonly nodeFlags?: readonly string[];
@@ -44,7 +49,7 @@ interface Launch {
   readonly cwd?: string;
 }
 
-async function launch(name: string, how: (port: number) => Launch, core: number | null = SERVER_CORE): Promise<RunningServer> {
+async function launch(name: string, how: (port: number) => Launch, core: number | null = SERVER_CORE, whenItFails?: () => string): Promise<RunningServer> {
   const port = await freePort();
   const { argv, env = process.env, cwd } = how(port);
   // stdout (hypergate's access log) goes to /dev/null: written, as in production, never read.
@@ -53,7 +58,7 @@ async function launch(name: string, how: (port: number) => Launch, core: number 
     await waitListening(child, port, name);
   } catch (err) {
     await stop(child);
-    throw err;
+    throw whenItFails === undefined ? err : new Error(`${whenItFails()}\n${(err as Error).message}`);
   }
   return { name, port, child, stop: (signal) => stop(child, signal) };
 }
@@ -64,61 +69,61 @@ function cleanEnv(): NodeJS.ProcessEnv {
 }
 
 /**
- * hypergate from the checkout in `root`, started as its `npm start` does (this checkout's: the
- * compiled dist/main.js, built first), configured only through HYPERGATE_<SECTION>_<KEY> over
- * config/default.json (admin listener off unless `extraEnv` sets it).
+ * The config file every hypergate of a run is started with, one per start (each start has its own
+ * port). Minimal, so that older checkouts take it too: the keys a benchmark needs set, every other
+ * one left at the checkout's own default. The admin listener is off (another instance on this
+ * machine may hold its port).
  */
-export function hypergate(name = 'hypergate', root = resolve(import.meta.dirname, '../..'), extraEnv: Readonly<Record<string, string>> = {}): ServerSpec {
-  if (!existsSync(resolve(root, 'src/config/env.ts'))) return legacyHypergate(name, root);
+export function benchConfig(ctx: StartContext, port: number): Record<string, unknown> {
   return {
-    name,
-    start: async (ctx) => {
-      await buildOnce(root);
-      return launch(name, (port) => ({
-        argv: startArgv(root, [], ctx.nodeFlags),
-        env: {
-          ...cleanEnv(),
-          HYPERGATE_SERVER_PORT: String(port),
-          HYPERGATE_ADMIN_PORT: 'null',
-          HYPERGATE_UPSTREAM_URL: ctx.upstreamUrl,
-          HYPERGATE_AUTH_PUBLIC_KEY_FILE: ctx.publicKeyFile,
-          HYPERGATE_AUTH_ISSUER: ISSUER,
-          HYPERGATE_AUTH_AUDIENCE: AUDIENCE,
-          HYPERGATE_LOG_ACCESS: String(ctx.accessLog),
-          HYPERGATE_SERVER_WORKERS: String(ctx.workers ?? 1),
-          ...extraEnv,
-        },
-        cwd: root,
-      }), (ctx.workers ?? 1) > 1 ? null : SERVER_CORE);
-    },
+    server: { port, ...((ctx.workers ?? 1) > 1 ? { workers: ctx.workers } : {}) },
+    upstream: { url: ctx.upstreamUrl },
+    auth: { publicKeyFile: ctx.publicKeyFile, issuer: ISSUER, audience: AUDIENCE },
+    log: { access: ctx.accessLog },
+    admin: { port: null },
   };
 }
 
+let configs = 0;
+
+/** hypergate from a built checkout, as its `npm start -- --config FILE` runs it. */
+export function startCheckout(name: string, built: BuiltCheckout, ctx: StartContext, extraEnv: Readonly<Record<string, string>> = {}): Promise<RunningServer> {
+  let file = '';
+  let config = '';
+  return launch(
+    name,
+    (port) => {
+      file = join(ctx.dir, `config-${++configs}.json`);
+      config = JSON.stringify(benchConfig(ctx, port));
+      writeFileSync(file, config);
+      return { argv: [process.execPath, ...(ctx.nodeFlags ?? []), ...built.nodeFlags, built.entry, '--config', file], env: { ...cleanEnv(), ...extraEnv }, cwd: built.root };
+    },
+    (ctx.workers ?? 1) > 1 ? null : SERVER_CORE,
+    () => `${name} (${built.source}, built in ${built.root}) did not start with the benchmark's config ${config}: if it names a key it does not know, this checkout is too old for the harness (its config/default.json says which keys it has).`,
+  );
+}
+
 /**
- * hypergate from a checkout older than the HYPERGATE_<SECTION>_<KEY> variables (before the
- * operations features, which `--compare` measures against): it reads only HYPERGATE_PORT and
- * HYPERGATE_UPSTREAM_URL, so its auth settings go in a config file. It has no access log or
- * admin listener to switch.
+ * hypergate from this checkout (`checkout` undefined) or from another one (--compare: a commit
+ * or a folder, see Builds.other), built first, configured by the benchmark's config file; an
+ * instance's own settings (Redis, admin port, cache sizes) come as HYPERGATE_<SECTION>_<KEY>.
  */
-function legacyHypergate(name: string, root: string): ServerSpec {
+export function hypergate(name = 'hypergate', checkout?: string, extraEnv: Readonly<Record<string, string>> = {}): ServerSpec {
   return {
     name,
-    start: async (ctx) => {
-      await buildOnce(root);
-      const configFile = resolve(dirname(ctx.capturePath), `${name.replace(/[^\w.-]/g, '_')}.config.json`);
-      writeFileSync(configFile, JSON.stringify({ auth: { publicKeyFile: ctx.publicKeyFile, issuer: ISSUER, audience: AUDIENCE } }));
-      return launch(name, (port) => ({
-        argv: startArgv(root, ['--config', configFile], ctx.nodeFlags),
-        env: { ...cleanEnv(), HYPERGATE_PORT: String(port), HYPERGATE_UPSTREAM_URL: ctx.upstreamUrl },
-        cwd: root,
-      }));
-    },
+    start: async (ctx) => startCheckout(name, checkout === undefined ? await ctx.builds.current() : await ctx.builds.other(checkout), ctx, extraEnv),
   };
 }
 
 /** The Fastify peer; `verifyCache` is the size of @fastify/jwt's verify cache, 0 for none. */
 function peer(name: string, verifyCache: number): ServerSpec {
-  return { name, start: (ctx) => launch(name, (port) => ({ argv: nodeArgv('bench/peers/fastify.ts', [String(port), ctx.upstreamUrl, ctx.publicKeyFile, String(verifyCache)], ctx.nodeFlags) })) };
+  return {
+    name,
+    start: async (ctx) => {
+      const compiled = await ctx.builds.compiledServers();
+      return launch(name, (port) => ({ argv: [process.execPath, ...(ctx.nodeFlags ?? []), ...compiled.nodeFlags, compiled.peer, String(port), ctx.upstreamUrl, ctx.publicKeyFile, String(verifyCache)] }));
+    },
+  };
 }
 
 /**
@@ -131,12 +136,21 @@ const withRedis: ServerSpec = {
   start: async (ctx) => {
     if (ctx.redis === undefined) throw new Error('hypergate-redis needs a Redis (bench/run.ts starts one when this server is measured)');
     await ctx.redis.flush();
-    return hypergate('hypergate-redis', resolve(import.meta.dirname, '../..'), { HYPERGATE_REDIS_URL: ctx.redis.url }).start(ctx);
+    return hypergate('hypergate-redis', undefined, { HYPERGATE_REDIS_URL: ctx.redis.url }).start(ctx);
+  },
+};
+
+/** The baseline: bare node:http writing the captured bytes, compiled, with hypergate's production Node flags. */
+export const baseline: ServerSpec = {
+  name: 'baseline',
+  start: async (ctx) => {
+    const compiled = await ctx.builds.compiledServers();
+    return launch('baseline', (port) => ({ argv: [process.execPath, ...(ctx.nodeFlags ?? []), ...compiled.nodeFlags, compiled.baseline, String(port), ctx.capturePath] }));
   },
 };
 
 export const SERVERS: Readonly<Record<string, ServerSpec>> = {
-  baseline: { name: 'baseline', start: (ctx) => launch('baseline', (port) => ({ argv: nodeArgv('bench/servers/baseline.ts', [String(port), ctx.capturePath], ctx.nodeFlags) })) },
+  baseline,
   hypergate: hypergate(),
   'hypergate-redis': withRedis,
   fastify: peer('fastify', 0),

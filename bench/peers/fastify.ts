@@ -9,7 +9,10 @@
  * Logging is off (Fastify's default), so the peer pays no logging cost while hypergate, with its
  * default log.access on, does: the comparison leans the peer's way.
  *
- *   node --import tsx bench/peers/fastify.ts <port> <upstream url> <public key pem> <verify cache size, 0 = off>
+ * Compiled by the harness (bench/tsconfig.servers.json) and run with hypergate's production Node
+ * flags, as the baseline is:
+ *
+ *   node <flags of npm start> dist-bench/peers/fastify.js <port> <upstream url> <public key pem> <verify cache size, 0 = off>
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';

@@ -3,7 +3,10 @@
  * writes, captured from a real hypergate answer at start-up (see capture.ts), so the two cannot
  * drift apart. Every request gets the same answer; one with If-None-Match gets the captured 304.
  *
- *   node --import tsx bench/servers/baseline.ts <port> <capture.json>
+ * The harness compiles it (bench/tsconfig.servers.json) and runs it with hypergate's production
+ * Node flags, so the ratio compares servers, not loaders or flags:
+ *
+ *   node <flags of npm start> dist-bench/servers/baseline.js <port> <capture.json>
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
