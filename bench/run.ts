@@ -69,6 +69,7 @@ async function main(): Promise<void> {
       dir,
       builds,
       accessLog: opts.accessLog,
+      accessLogTo: opts.accessLogTo,
       workers: opts.workers,
       ...(shared === null ? {} : { redis: { url: shared.url, flush: async () => void (await shared.command('FLUSHALL')) } }),
     };
@@ -122,7 +123,7 @@ async function main(): Promise<void> {
       duration: `${opts.seconds}s`,
       warmup: `${opts.warmSeconds}s`,
       rounds: opts.rounds,
-      accessLog: opts.accessLog ? 'on' : 'off',
+      accessLog: opts.accessLog ? (opts.accessLogTo === 'file' ? 'on, to a file' : 'on, to /dev/null') : 'off',
       ...(opts.workers > 1 ? { workers: opts.workers } : {}),
       taskset: hasTaskset ? (opts.workers > 1 ? 'hypergate unpinned, other servers core 0, load core 1' : 'servers core 0, load core 1') : 'none',
       ...(opts.compare === null ? {} : { compare: built.slice(1).map((b) => `${b.name} (${b.source})`).join(', ') }),

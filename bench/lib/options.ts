@@ -14,7 +14,10 @@ export const USAGE = `usage: npm run bench -- [options]
   --connections N     keep-alive connections (default 100; herd always uses 1000)
   --rounds N          interleaved rounds; figures are their medians (default 3; --quick 1)
   --tool T            wrk or autocannon (default: wrk when installed)
-  --access-log on|off hypergate's log.access (default on, as config/default.json has it)
+  --access-log on|off|file
+                      hypergate's log.access (default on, as config/default.json has it),
+                      written to /dev/null; file: on, written to a file (as npm start > FILE
+                      does; the page cache's work is counted), deleted after each run
   --workers N         hypergate's server.workers (default 1); with more than one, hypergate runs
                       unpinned (its workers share both cores with the load generator)
   --quick             a smoke run of a few seconds per run: checks the harness, never the speed
@@ -43,6 +46,8 @@ export interface Options {
   readonly rounds: number;
   readonly tool: Tool;
   readonly accessLog: boolean;
+  /** Where the access log goes: /dev/null, or a file per run. */
+  readonly accessLogTo: 'null' | 'file';
   /** hypergate's server.workers. */
   readonly workers: number;
   readonly quick: boolean;
@@ -86,7 +91,7 @@ export function parseOptions(argv: readonly string[]): Options | null {
   if (toolArg !== undefined && toolArg !== 'wrk' && toolArg !== 'autocannon') throw new Error(`--tool: expected wrk or autocannon, got ${String(toolArg)}`);
   const tool: Tool = toolArg ?? (wrkPath !== null ? 'wrk' : 'autocannon');
   const accessLog = args.get('--access-log') ?? 'on';
-  if (accessLog !== 'on' && accessLog !== 'off') throw new Error(`--access-log: expected on or off, got ${String(accessLog)}`);
+  if (accessLog !== 'on' && accessLog !== 'off' && accessLog !== 'file') throw new Error(`--access-log: expected on, off or file, got ${String(accessLog)}`);
   const names = SCENARIOS.map((s) => s.name);
   const servers = list('--servers', args.get('--servers'), Object.keys(SERVERS), Object.keys(SERVERS));
   return {
@@ -97,7 +102,8 @@ export function parseOptions(argv: readonly string[]): Options | null {
     connections: Math.round(positive('--connections', args.get('--connections'), 100)),
     rounds: Math.round(positive('--rounds', args.get('--rounds'), quick ? 1 : 3)),
     tool,
-    accessLog: accessLog === 'on',
+    accessLog: accessLog !== 'off',
+    accessLogTo: accessLog === 'file' ? 'file' : 'null',
     workers: Math.round(positive('--workers', args.get('--workers'), 1)),
     quick,
     // A smoke run's figures mean nothing: never recorded.

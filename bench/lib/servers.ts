@@ -6,7 +6,7 @@
  * a process of its own on the same core, so the load generator's core stays clean.
  */
 import type { ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { closeSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BuiltCheckout, Builds } from './builds.ts';
 import { AUDIENCE, ISSUER } from './jwt.ts';
@@ -22,6 +22,8 @@ export interface StartContext {
   /** Where the checkouts are built (bench/lib/builds.ts). */
   readonly builds: Builds;
   readonly accessLog: boolean;
+  /** Where a hypergate's stdout (its access log) goes: /dev/null (the default), or a file per start, deleted when it stops. */
+  readonly accessLogTo?: 'null' | 'file';
   /** Extra node flags (--cpu-prof ...). */
   readonly nodeFlags?: readonly string[];
   /** The Redis `hypergate-redis` shares (started by run.ts only when that server is measured); emptied before each run. */
@@ -47,20 +49,28 @@ interface Launch {
   readonly argv: string[];
   readonly env?: NodeJS.ProcessEnv;
   readonly cwd?: string;
+  /** A file for its stdout, removed when it stops; /dev/null without. */
+  readonly stdoutFile?: string;
 }
 
 async function launch(name: string, how: (port: number) => Launch, core: number | null = SERVER_CORE, whenItFails?: () => string): Promise<RunningServer> {
   const port = await freePort();
-  const { argv, env = process.env, cwd } = how(port);
-  // stdout (hypergate's access log) goes to /dev/null: written, as in production, never read.
-  const child = spawnPinned(core, argv, { env, stdio: ['ignore', 'ignore', 'pipe'], ...(cwd === undefined ? {} : { cwd }) });
+  const { argv, env = process.env, cwd, stdoutFile } = how(port);
+  // stdout (hypergate's access log) is written, as in production, never read: to /dev/null or a file.
+  const out = stdoutFile === undefined ? 'ignore' : openSync(stdoutFile, 'w');
+  const child = spawnPinned(core, argv, { env, stdio: ['ignore', out, 'pipe'], ...(cwd === undefined ? {} : { cwd }) });
+  if (typeof out === 'number') closeSync(out);
+  const end = async (signal?: NodeJS.Signals): Promise<void> => {
+    await stop(child, signal);
+    if (stdoutFile !== undefined) rmSync(stdoutFile, { force: true });
+  };
   try {
     await waitListening(child, port, name);
   } catch (err) {
-    await stop(child);
+    await end();
     throw whenItFails === undefined ? err : new Error(`${whenItFails()}\n${(err as Error).message}`);
   }
-  return { name, port, child, stop: (signal) => stop(child, signal) };
+  return { name, port, child, stop: end };
 }
 
 /** The parent's environment without HYPERGATE_* variables, so nothing leaks into the config. */
@@ -96,7 +106,8 @@ export function startCheckout(name: string, built: BuiltCheckout, ctx: StartCont
       file = join(ctx.dir, `config-${++configs}.json`);
       config = JSON.stringify(benchConfig(ctx, port));
       writeFileSync(file, config);
-      return { argv: [process.execPath, ...(ctx.nodeFlags ?? []), ...built.nodeFlags, built.entry, '--config', file], env: { ...cleanEnv(), ...extraEnv }, cwd: built.root };
+      const stdoutFile = ctx.accessLogTo === 'file' ? join(ctx.dir, `access-${configs}.log`) : undefined;
+      return { argv: [process.execPath, ...(ctx.nodeFlags ?? []), ...built.nodeFlags, built.entry, '--config', file], env: { ...cleanEnv(), ...extraEnv }, cwd: built.root, ...(stdoutFile === undefined ? {} : { stdoutFile }) };
     },
     (ctx.workers ?? 1) > 1 ? null : SERVER_CORE,
     () => `${name} (${built.source}, built in ${built.root}) did not start with the benchmark's config ${config}: if it names a key it does not know, this checkout is too old for the harness (its config/default.json says which keys it has).`,
