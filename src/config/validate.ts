@@ -1,6 +1,6 @@
 import { closest } from './closest.ts';
 import { describeValue } from './describe.ts';
-import { isAddressOrRange } from '../http/client-address.ts';
+import { isAddressOrRange } from '../lib/ip-range.ts';
 import { CONFIG_SCHEMA, type Rule } from './schema.ts';
 import { checkResources } from './resource-checks.ts';
 import { checkServices } from './service-checks.ts';
