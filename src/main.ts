@@ -1,14 +1,15 @@
 import cluster from 'node:cluster';
 import { resolveKeySource, KeySourceError } from './auth/keys.ts';
 import { parseArgs } from './cli-args.ts';
-import { loadConfig, mergeConfig } from './config/load.ts';
+import { mergeConfig } from './config/load.ts';
 import type { Config } from './config/types.ts';
-import { ConfigError, validateConfig } from './config/validate.ts';
+import { ConfigError } from './config/validate.ts';
 import { createLogger } from './observability/logger.ts';
 import { runPrimary, workerCount } from './run/primary.ts';
 import type { ConfigSource } from './run/reload.ts';
 import { die } from './run/exit.ts';
 import { serve } from './run/serve.ts';
+import { loadConfig, validateConfig } from './gateway/load-config.ts';
 
 const USAGE = `usage: hypergate [--config FILE] [--check-config]
 

@@ -3,6 +3,8 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describeValue } from './describe.ts';
 import { applyEnv } from './env.ts';
+import type { ConfigCheck } from './cross-key-checks.ts';
+import type { ValueOrigins } from './problems.ts';
 import { CONFIG_SCHEMA, type Rule } from './schema.ts';
 import type { Config } from './types.ts';
 import { ConfigError, validateConfig } from './validate.ts';
@@ -80,35 +82,53 @@ export interface LoadOptions {
   readonly env?: NodeJS.ProcessEnv;
 }
 
-/** Defaults, then the file, then the environment; validated once and frozen. */
-export function loadConfig(options: LoadOptions = {}): Config {
-  const defaults = readDefaults();
-  resolvePaths(defaults, PROJECT_ROOT);
-  let merged = defaults;
-  if (options.file !== undefined) {
-    const file = resolve(options.file);
-    const fromFile = readJsonFile(file);
-    if (!isTree(fromFile)) throw new ConfigError([`--config ${file}: expected a JSON object of sections ({"upstream": {...}, "auth": {...}}), got ${describeValue(fromFile, { kind: 'section', keys: {} })}`]);
-    resolvePaths(fromFile, dirname(file));
-    merged = mergeConfig(defaults, fromFile) as Tree;
-  }
-  const problems: string[] = [];
-  const origins = options.env === undefined ? new Map<string, string>() : applyEnv(merged, options.env, problems);
-  let config: Config;
-  try {
-    config = validateConfig(withServiceDefaults(merged, defaults), origins, options.env);
-  } catch (err) {
-    // Every problem at once: the unknown variables, and what the values that did apply got wrong.
-    if (err instanceof ConfigError) throw new ConfigError([...problems, ...err.problems]);
-    throw err;
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
-  return config;
+/** The ways to get a validated config, each running the same checks. */
+export interface ConfigLoader {
+  /** Defaults, then the file, then the environment; validated once and frozen. */
+  loadConfig(options?: LoadOptions): Config;
+  /** Defaults with an in-memory override, as tests and benchmarks build gateways. */
+  configWith(overrides: unknown): Config;
+  /** A merged config object, validated and frozen (`origins`: the variables that set keys; `env`: for header values). */
+  validateConfig(candidate: unknown, origins?: ValueOrigins, env?: NodeJS.ProcessEnv): Config;
 }
 
-/** Defaults with an in-memory override, as tests and benchmarks build gateways. */
-export function configWith(overrides: unknown): Config {
-  const defaults = readDefaults();
-  resolvePaths(defaults, PROJECT_ROOT);
-  return validateConfig(withServiceDefaults(mergeConfig(defaults, overrides) as Tree, defaults));
+/**
+ * The loader that runs `checks` along with the schema's own: checks of the whole config that
+ * need code above config (the resource declarations' need the resources engine), passed in so
+ * that config imports nothing above it. src/gateway/load-config.ts makes the one the gateway uses.
+ */
+export function createConfigLoader(checks: readonly ConfigCheck[]): ConfigLoader {
+  const validate = (candidate: unknown, origins?: ValueOrigins, env?: NodeJS.ProcessEnv): Config => validateConfig(candidate, { checks, origins, env });
+  return {
+    loadConfig(options: LoadOptions = {}): Config {
+      const defaults = readDefaults();
+      resolvePaths(defaults, PROJECT_ROOT);
+      let merged = defaults;
+      if (options.file !== undefined) {
+        const file = resolve(options.file);
+        const fromFile = readJsonFile(file);
+        if (!isTree(fromFile)) throw new ConfigError([`--config ${file}: expected a JSON object of sections ({"upstream": {...}, "auth": {...}}), got ${describeValue(fromFile, { kind: 'section', keys: {} })}`]);
+        resolvePaths(fromFile, dirname(file));
+        merged = mergeConfig(defaults, fromFile) as Tree;
+      }
+      const problems: string[] = [];
+      const origins = options.env === undefined ? new Map<string, string>() : applyEnv(merged, options.env, problems);
+      let config: Config;
+      try {
+        config = validate(withServiceDefaults(merged, defaults), origins, options.env);
+      } catch (err) {
+        // Every problem at once: the unknown variables, and what the values that did apply got wrong.
+        if (err instanceof ConfigError) throw new ConfigError([...problems, ...err.problems]);
+        throw err;
+      }
+      if (problems.length > 0) throw new ConfigError(problems);
+      return config;
+    },
+    configWith(overrides: unknown): Config {
+      const defaults = readDefaults();
+      resolvePaths(defaults, PROJECT_ROOT);
+      return validate(withServiceDefaults(mergeConfig(defaults, overrides) as Tree, defaults));
+    },
+    validateConfig: validate,
+  };
 }

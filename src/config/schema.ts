@@ -1,262 +1,138 @@
-import type { JwsAlgorithm, LogLevel } from './types.ts';
+import { RESOURCE } from './resource-schema.ts';
+import { boolean, integer, map, nonEmptyString, path, redisUrl, section, string, strings, url } from './rule.ts';
+import { SHIPPED_RESOURCES } from './shipped-resources.ts';
+import { DEFAULT_SERVICE, MAX_MS, NAMED_SERVICE } from './upstream-schema.ts';
+
+export type { Rule } from './rule.ts';
+
+export const JWS_ALGORITHMS = ['HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'] as const;
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+
+const MiB = 1024 * 1024;
+
+const SERVER = section({
+  host: nonEmptyString({ default: '127.0.0.1', doc: 'Address to listen on (`0.0.0.0` for all interfaces).' }),
+  port: integer({ min: 0, max: 65535, default: 8080, doc: 'Port to listen on; `0` picks a free one.' }),
+  drainTimeoutMs: integer({ min: 0, max: MAX_MS, unit: 'ms', default: 10_000, doc: 'On SIGTERM/SIGINT, how long in-flight requests may take; then connections are cut and the process exits (code 1 when requests were cut).' }),
+  headersTimeoutMs: integer({ min: 1, max: MAX_MS, unit: 'ms', default: 10_000, doc: 'Time allowed to receive a request head (slowloris guard); at most `server.requestTimeoutMs`.' }),
+  requestTimeoutMs: integer({ min: 1, max: MAX_MS, unit: 'ms', default: 30_000, doc: 'Time allowed to receive a whole request.' }),
+  keepAliveTimeoutMs: integer({ min: 0, max: MAX_MS, unit: 'ms', default: 5000, doc: 'Idle time before a keep-alive connection is closed (checked every fifth of it, but no more often than every 50 ms and no less often than every second; 0 keeps idle connections open).' }),
+  sendTimeoutMs: integer({ min: 0, max: MAX_MS, unit: 'ms', default: 60_000, doc: 'Time an answer may go without any of it reaching the client before its connection is closed (nginx\'s `send_timeout`: counted between two writes, not for the whole answer; checked by the keep-alive sweep); `0` never. See "Client input and limits".' }),
+  maxHeaderBytes: integer({ min: 1024, max: MiB, unit: 'bytes', default: 16_384, doc: 'Largest request head (request line and headers); over it: 431.' }),
+  maxUrlBytes: integer({ min: 64, max: MiB, unit: 'bytes', default: 8192, doc: 'Longest request target; over it: 414.' }),
+  maxHeaderCount: integer({ min: 8, max: 10_000, default: 100, doc: 'Most header fields in one request; over it: 431 (Node alone would drop the rest silently).' }),
+  maxBodyBytes: integer({ min: 1, max: 64 * MiB, unit: 'bytes', default: 65_536, doc: 'Largest request body a write may carry; over it: 413, refused as soon as the declared length or the streamed bytes pass it, the rest never read.' }),
+  // Each entry is checked across keys (an IP address or a CIDR range).
+  trustProxy: strings({ default: [], doc: 'Addresses and CIDR ranges (`"10.0.0.0/8"`, `"fd00::/8"`) of proxies whose `X-Forwarded-For` is believed, for the client address of the access log and the rate limits (see "Logs"). Empty: the client is always the connection\'s peer.' }),
+  workers: integer({ min: 1, max: 256, orWord: 'auto', default: 1, doc: 'Worker processes (node:cluster); `"auto"` is one per core. `1` runs no cluster.' }),
+  pidFile: path({ nullable: true, default: null, doc: 'File the process that handles SIGHUP (the primary with workers) writes its pid to at start and removes at a clean exit, for supervisors; `null` writes none. Needs a restart to change.' }),
+});
+
+const AUTH = section({
+  jwksUrl: url({ nullable: true, default: null, doc: 'Remote JWKS key source.' }),
+  jwksFile: path({ nullable: true, default: null, doc: 'Local JWKS file key source.' }),
+  publicKeyFile: path({ nullable: true, default: null, doc: 'PEM public key (or certificate) key source.' }),
+  secret: nonEmptyString({ nullable: true, secret: true, default: null, doc: 'HMAC secret key source (≥ 32 bytes; needs an HS algorithm in `auth.algorithms`). Never shown in a problem or a log line.' }),
+  algorithms: strings({ nullable: true, nonEmpty: true, oneOf: JWS_ALGORITHMS, default: null, doc: 'Allowed JWS algorithms. `null` follows the key type (JWKS: all asymmetric ones). `none` is never allowed.' }),
+  issuer: nonEmptyString({ nullable: true, default: null, doc: 'Required `iss`, when set.' }),
+  audience: nonEmptyString({ nullable: true, default: null, doc: 'Required `aud`, when set.' }),
+  clockToleranceSeconds: integer({ min: 0, max: 3600, unit: 's', default: 5, doc: 'Leeway for `exp` and `nbf`.' }),
+  requiredScope: nonEmptyString({ default: 'customers:read', doc: 'Scope a token needs for the API root, the OpenAPI document and every resource that names no `scope`.' }),
+  maxTokenBytes: integer({ min: 64, max: 65_536, unit: 'bytes', default: 8192, doc: 'Longest bearer token; longer is refused before any parsing (400).' }),
+  tokenCacheMaxEntries: integer({ min: 1, max: 10_000_000, default: 100_000, doc: 'Most tokens in the verified-token cache.' }),
+  tokenCacheMaxBytes: integer({ min: 64 * 1024, max: Number.MAX_SAFE_INTEGER, unit: 'bytes', default: 64 * MiB, doc: 'Most bytes the verified-token cache holds (64 MiB; each token is charged its subject, the claims owner rules and forwardClaims read, and 256 bytes, whatever its length: 100,000 tokens fit).' }),
+  // 0 caches no token: every request is verified.
+  tokenCacheMaxTokenBytes: integer({ min: 0, max: 65_536, unit: 'bytes', default: 4096, doc: 'Longest token that is cached; longer ones are verified on every request. `0` caches none.' }),
+  jwksCooldownMs: integer({ min: 0, max: MAX_MS, unit: 'ms', default: 30_000, doc: 'Least time between two JWKS fetches, whatever asks for them (unknown `kid`s, readiness probes, a key set older than 10 minutes); start-up and reload fetch at once.' }),
+  jwksTimeoutMs: integer({ min: 1, max: 60_000, unit: 'ms', default: 5000, doc: 'One deadline per JWKS fetch over connect, head and the whole body; over it the fetch failed (the last good key set stays in use).' }),
+  jwksMaxBytes: integer({ min: 1024, max: 64 * MiB, unit: 'bytes', default: MiB, doc: 'Largest JWKS answer (1 MiB); a longer one is cut while it streams and the fetch failed.' }),
+  devKeyDir: path({ default: '.hypergate/dev-keys', doc: 'Where dev mode keeps its key pair (the default is in the package folder, whatever the working directory).' }),
+  ownerClaim: nonEmptyString({ nullable: true, default: null, doc: 'The claim of every owner rule that names none: in the shipped config, the one customer a token may read (e.g. `"customer_id"`, a number or canonical digits) and that customer\'s orders; `null` turns those rules off.' }),
+  readAnyScope: nonEmptyString({ default: 'customers:read:any', doc: 'Scope that lifts owner rules; a collection whose path lacks the owner parameter requires it.' }),
+});
+
+const CACHE = section({
+  maxAgeSeconds: integer({ min: 0, max: 31_536_000, unit: 's', default: 60, doc: 'Freshness lifetime of a cached representation, and the `max-age` clients are told.' }),
+  maxEntries: integer({ min: 1, max: 10_000_000, default: 100_000, doc: 'Most resources kept (one entry holds each format asked for).' }),
+  maxBytes: integer({ min: 1024, max: Number.MAX_SAFE_INTEGER, unit: 'bytes', default: 64 * MiB, doc: 'Most bytes the cached resources take in memory (64 MiB): bodies (as kept in memory: a body with a character past U+00FF at two bytes a character) and paths plus the measured bookkeeping of each entry (180 bytes) and each format (200 bytes).' }),
+  // A day at most for each: an expired entry still takes cache room.
+  staleIfErrorSeconds: integer({ min: 0, max: 86_400, unit: 's', default: 300, doc: 'How long after expiry an entry may still answer (200, its true `Age`) when the upstream fails; `0` never.' }),
+  staleWhileRevalidateSeconds: integer({ min: 0, max: 86_400, unit: 's', default: 0, doc: 'How long after expiry an entry answers at once while one background request refreshes it; `0` switches this off.' }),
+  notFoundSeconds: integer({ min: 0, max: 86_400, unit: 's', default: 5, doc: 'How long the upstream\'s 404 for an item (or a collection below an item) is remembered, so repeated reads of an unknown id do not each reach the upstream; `0` asks every time. A write that creates the item, or a purge, drops it.' }),
+  shared: boolean({ nullable: true, default: null, doc: 'The second cache tier in Redis: a local miss asks Redis before the upstream, and what is fetched is shared with the other instances (see "Running many instances"). `null`: on when `redis.url` is set; `true` needs `redis.url`.' }),
+});
+
+const IDEMPOTENCY = section({
+  ttlSeconds: integer({ min: 1, max: 30 * 86_400, unit: 's', default: 86_400, doc: 'How long a write\'s final answer is kept for replay under its `Idempotency-Key`.' }),
+  maxEntries: integer({ min: 1, max: 10_000_000, default: 100_000, doc: 'Idempotency records kept in memory when there is no Redis (the least recently used go first); in Redis each record lives for its TTL.' }),
+  maxBytes: integer({ min: 65_536, max: Number.MAX_SAFE_INTEGER, unit: 'bytes', default: 32 * MiB, doc: 'Most bytes those records hold in memory (32 MiB; each counts its answer\'s body and headers plus 200 B), so large answers cannot grow the process past it; the least recently used go first.' }),
+});
+
+const RATE_LIMIT = section({
+  requestsPerSecond: integer({ min: 0, max: 1_000_000, nullable: true, default: null, doc: 'Requests per second each token subject (or client address, for requests without a valid token) may make, per instance or across the cluster (`rateLimit.scope`); over it: 429. `null` or `0`: off.' }),
+  burst: integer({ min: 1, max: 1_000_000, default: 20, doc: 'Requests a client may make at once before the rate applies (the token bucket\'s size).' }),
+  maxKeys: integer({ min: 1, max: 10_000_000, default: 100_000, doc: 'Most subjects, and apart most client addresses, tracked; the least recently seen are dropped first.' }),
+  scope: string({ nullable: true, oneOf: ['instance', 'cluster'], default: null, doc: '`"instance"`: each instance limits on its own (N instances allow N times the rate); `"cluster"`: one limit for every instance sharing `redis.url`, decided in Redis (needs `redis.url`). `null`: `"cluster"` when `redis.url` is set, else `"instance"`.' }),
+});
+
+const CORS = section({
+  origins: strings({ default: [], doc: 'Browser origins allowed by CORS (`"https://app.example.com"`, or `"*"` for any; the origin is echoed). Empty: CORS off.' }),
+  maxAgeSeconds: integer({ min: 0, max: 86_400, unit: 's', default: 600, doc: '`Access-Control-Max-Age` of preflight answers.' }),
+  // Header names: HTTP tokens, checked across keys.
+  exposeHeaders: strings({ default: [], doc: 'Response header names a browser script may read, added to `ETag, Cache-Status, Age, X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Location`.' }),
+  allowHeaders: strings({ default: [], doc: 'Request header names a browser may send, added to `Authorization, Accept, If-None-Match, Content-Type, If-Match, Idempotency-Key` (e.g. `X-Request-Id`).' }),
+});
+
+const LOG = section({
+  level: string({ oneOf: LOG_LEVELS, default: 'info', doc: '`debug`, `info`, `warn`, `error` or `silent`. Logs are JSON lines on stdout (pino).' }),
+  access: boolean({ default: true, doc: 'One access-log line per request (see "Operating hypergate").' }),
+  // From one pipe buffer up.
+  maxBufferBytes: integer({ min: 65_536, max: 1024 * MiB, unit: 'bytes', default: 4 * MiB, doc: 'Most bytes of log lines a process keeps waiting for a slow reader of stdout (4 MiB); lines past it are dropped and counted, never waited for (see "Logs"). Needs a restart.' }),
+});
+
+const REDIS = section({
+  url: redisUrl({ nullable: true, default: null, doc: '`redis://[user:password@]host[:port][/db]` or `rediss://` (TLS): the Redis (or Valkey) that instances share for invalidations, cluster rate limits, the shared cache tier and idempotency records. `null`: every instance on its own. Credentials never appear in a log line, an error or `/metrics`. See "Running many instances".' }),
+  keyPrefix: nonEmptyString({ default: 'hypergate:', doc: 'Prefix of every key and of the invalidation channel, so several gateways can share one Redis. Instances sharing a prefix must declare the same resources.' }),
+  timeoutMs: integer({ min: 1, max: 60_000, unit: 'ms', default: 20, doc: 'The most a request waits for one Redis call; past it the request goes on without Redis (a shared-tier miss, the local rate-limit bucket).' }),
+  connectTimeoutMs: integer({ min: 1, max: MAX_MS, unit: 'ms', default: 1000, doc: 'Time allowed to open a connection to Redis; also how long an admin purge waits for Redis to confirm its broadcast.' }),
+  breaker: section({
+    failures: integer({ min: 1, max: 1_000_000, default: 3, doc: 'Consecutive Redis calls that time out or lose the connection before Redis is left alone for `cooldownMs`.' }),
+    cooldownMs: integer({ min: 1, max: MAX_MS, unit: 'ms', default: 1000, doc: 'How long the open Redis breaker answers every call with "unavailable" at once (each caller falls back) before one probe call may pass.' }),
+  }),
+});
+
+const ADMIN = section({
+  host: nonEmptyString({ default: '127.0.0.1', doc: 'Address of the admin listener (health, readiness, metrics, cache purge, reload).' }),
+  port: integer({ min: 0, max: 65535, nullable: true, default: 9091, doc: 'Port of the admin listener; `null` switches it off. Never the public port.' }),
+  scope: nonEmptyString({ default: 'hypergate:admin', doc: 'Scope a token needs for the admin cache purge and `POST /reload`.' }),
+});
 
 /**
- * The shape every config file must have. The validator walks this tree, so adding a key here
- * (and to config/default.json, and to the README table) is all it takes to add an option.
- * `path` marks a file or folder: a relative value in a config file means "next to that file",
- * and in config/default.json "in the package" (load.ts resolves every marked key, whatever the cwd).
- * A problem never shows a value marked `secret`, and shows a URL's credentials as `***` (redact.ts).
+ * The shape of the configuration, written once: each key's type, bounds, default, unit and the
+ * line the configuration table shows. The validator walks this tree, the `Config` type is read off
+ * it (types.ts), config/default.json and the configuration table are written from it
+ * (`npm run config:docs`; a test fails when either differs). Adding a key here is all it takes to
+ * add an option. Rules that span several keys are cross-key-checks.ts.
  */
-export type Rule = (
-  /** `secret`: the value is never shown, not even in the problem about it (auth.secret; header values). */
-  | { readonly kind: 'string'; readonly nullable?: boolean; readonly nonEmpty?: boolean; readonly oneOf?: readonly string[]; readonly path?: boolean; readonly secret?: boolean }
-  | { readonly kind: 'integer'; readonly min: number; readonly max: number; readonly nullable?: boolean; readonly orWord?: string }
-  | { readonly kind: 'boolean'; readonly nullable?: boolean }
-  | { readonly kind: 'url'; readonly nullable?: boolean }
-  /** A Redis URL: redis:// or rediss://, credentials allowed (never echoed: see redactUrl). */
-  | { readonly kind: 'redisUrl'; readonly nullable?: boolean }
-  | { readonly kind: 'strings'; readonly nullable?: boolean; readonly oneOf?: readonly string[]; readonly nonEmpty?: boolean }
-  | { readonly kind: 'section'; readonly keys: Readonly<Record<string, Rule>>; readonly nullable?: boolean }
-  /** An object whose keys the operator names (resources, services, headers); each value follows `values`. */
-  | { readonly kind: 'map'; readonly values: Rule; readonly nullableValues?: boolean }
-  /** A header value: a string, or {"env": "NAME"} read from the environment at start. */
-  | { readonly kind: 'headerValue' }
-) & {
-  /** A key that may be left out: it then takes this value (a key without it must be present). */
-  readonly optional?: { readonly default: unknown };
-};
-
-export const JWS_ALGORITHMS: readonly JwsAlgorithm[] = [
-  'HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512',
-  'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519',
-];
-const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
-const MAX_MS = 24 * 60 * 60 * 1000;
-
-const int = (min: number, max: number, nullable = false): Rule => ({ kind: 'integer', min, max, nullable });
-const str = (nullable = false): Rule => ({ kind: 'string', nullable, nonEmpty: true });
-/** A file or folder; see `path` above. */
-const path = (nullable = false): Rule => ({ kind: 'string', nullable, nonEmpty: true, path: true });
-/** The same rule, but the key may be left out and then means `value`. */
-const opt = (rule: Rule, value: unknown): Rule => ({ ...rule, optional: { default: value } });
-const stringMap: Rule = { kind: 'map', values: { kind: 'string', nonEmpty: true } };
-/** Relation → template; a null entry removes a relation (a shipped link whose target the operator removed). */
-const linkMap: Rule = { ...stringMap, nullableValues: true };
-
-/** One upstream service: the `upstream` section (url may be null: the embedded sample) and each `upstreams.<name>`. */
-function upstreamSection(urlNullable: boolean): Rule {
-  return {
-    kind: 'section',
-    keys: {
-      url: { kind: 'url', nullable: urlNullable },
-      timeoutMs: int(1, MAX_MS),
-      connections: int(1, 10000),
-      maxResponseBytes: int(1, 1024 * 1024 * 1024),
-      breaker: {
-        kind: 'section',
-        keys: {
-          // 0 switches the breaker off (it never opens).
-          failures: int(0, 1_000_000),
-          cooldownMs: int(1, MAX_MS),
-        },
-      },
-      forwardAuthorization: { kind: 'boolean' },
-      headers: { kind: 'map', values: { kind: 'headerValue' } },
-      forwardClaims: stringMap,
-    },
-  };
-}
-
-const PARAM_TYPES = ['integer', 'string'] as const;
-const WRITE_AND_READ_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
-const FIELD_TYPES = ['string', 'integer', 'number', 'boolean', 'object', 'array'] as const;
-
-/** resources.<name>: the keys a declaration may have; what may be left out says what it then means. */
-const RESOURCE: Rule = {
-  kind: 'section',
-  keys: {
-    path: str(),
-    params: { kind: 'map', values: { kind: 'string', oneOf: PARAM_TYPES } },
-    upstream: str(),
-    service: opt(str(), 'upstream'),
-    record: opt({ kind: 'string' }, ''),
-    fields: opt({ kind: 'strings' }, []),
-    fieldTypes: opt({ kind: 'map', values: { kind: 'string', oneOf: FIELD_TYPES } }, {}),
-    exposeFields: opt({ kind: 'strings' }, []),
-    links: opt(linkMap, {}),
-    rel: opt(str(true), null),
-    singular: opt(str(true), null),
-    collection: opt(
-      {
-        kind: 'section',
-        nullable: true,
-        keys: {
-          path: str(),
-          upstream: str(),
-          items: opt({ kind: 'string' }, '/items'),
-          total: opt({ kind: 'string', nullable: true }, null),
-          paged: opt({ kind: 'boolean' }, true),
-          cacheItems: opt({ kind: 'boolean' }, true),
-          links: opt(linkMap, {}),
-        },
-      },
-      null,
-    ),
-    scope: opt(str(true), null),
-    owner: opt({ kind: 'section', nullable: true, keys: { claim: opt(str(true), null), param: str() } }, null),
-    maxAgeSeconds: opt(int(0, 31_536_000, true), null),
-    // Writes (README "Writes"): GET implies HEAD; POST acts on the collection, the others on an item.
-    methods: opt({ kind: 'strings', nonEmpty: true, oneOf: WRITE_AND_READ_METHODS }, ['GET']),
-    writeScope: opt(str(true), null),
-    requireIfMatch: opt({ kind: 'boolean' }, false),
-    idempotency: opt({ kind: 'string', oneOf: ['optional', 'required'] }, 'optional'),
-    // A JSON Schema (draft 2020-12) file for request bodies; relative to the config file's folder.
-    schema: opt(path(true), null),
-  },
-};
-
-export const CONFIG_SCHEMA: Rule = {
-  kind: 'section',
-  keys: {
-    server: {
-      kind: 'section',
-      keys: {
-        host: str(),
-        port: int(0, 65535),
-        drainTimeoutMs: int(0, MAX_MS),
-        headersTimeoutMs: int(1, MAX_MS),
-        requestTimeoutMs: int(1, MAX_MS),
-        keepAliveTimeoutMs: int(0, MAX_MS),
-        // 0 switches it off.
-        sendTimeoutMs: int(0, MAX_MS),
-        maxHeaderBytes: int(1024, 1024 * 1024),
-        maxUrlBytes: int(64, 1024 * 1024),
-        maxHeaderCount: int(8, 10_000),
-        // Largest request body a write may carry; over it: 413 while it streams.
-        maxBodyBytes: int(1, 64 * 1024 * 1024),
-        // IP addresses and CIDR ranges (checked across keys).
-        trustProxy: { kind: 'strings' },
-        // A number of worker processes, or "auto" for one per core (node:cluster).
-        workers: { kind: 'integer', min: 1, max: 256, orWord: 'auto' },
-        // Where the process that handles SIGHUP writes its pid; null writes none.
-        pidFile: path(true),
-      },
-    },
-    upstream: upstreamSection(true),
-    // Each entry is merged over the shipped `upstream` defaults when the config is loaded.
-    upstreams: { kind: 'map', values: upstreamSection(false) },
-    auth: {
-      kind: 'section',
-      keys: {
-        jwksUrl: { kind: 'url', nullable: true },
-        jwksFile: path(true),
-        publicKeyFile: path(true),
-        secret: { kind: 'string', nullable: true, nonEmpty: true, secret: true },
-        algorithms: { kind: 'strings', nullable: true, nonEmpty: true, oneOf: JWS_ALGORITHMS },
-        issuer: str(true),
-        audience: str(true),
-        clockToleranceSeconds: int(0, 3600),
-        requiredScope: str(),
-        maxTokenBytes: int(64, 65536),
-        tokenCacheMaxEntries: int(1, 10_000_000),
-        tokenCacheMaxBytes: int(64 * 1024, Number.MAX_SAFE_INTEGER),
-        // 0 caches no token: every request is verified.
-        tokenCacheMaxTokenBytes: int(0, 65536),
-        jwksCooldownMs: int(0, MAX_MS),
-        jwksTimeoutMs: int(1, 60_000),
-        jwksMaxBytes: int(1024, 64 * 1024 * 1024),
-        devKeyDir: path(),
-        ownerClaim: str(true),
-        readAnyScope: str(),
-      },
-    },
-    cache: {
-      kind: 'section',
-      keys: {
-        maxAgeSeconds: int(0, 31_536_000),
-        maxEntries: int(1, 10_000_000),
-        maxBytes: int(1024, Number.MAX_SAFE_INTEGER),
-        // 0 switches each off; a day at most, as an expired entry still takes cache room.
-        staleIfErrorSeconds: int(0, 86_400),
-        staleWhileRevalidateSeconds: int(0, 86_400),
-        // How long the upstream's "no such item" is remembered; 0 asks the upstream every time.
-        notFoundSeconds: int(0, 86_400),
-        // The second tier in Redis; null: on when redis.url is set.
-        shared: { kind: 'boolean', nullable: true },
-      },
-    },
-    // A null entry removes a resource the shipped config declares.
-    resources: { kind: 'map', values: RESOURCE, nullableValues: true },
-    idempotency: {
-      kind: 'section',
-      keys: {
-        // How long a write's answer is kept for replay under its Idempotency-Key, in seconds.
-        ttlSeconds: int(1, 30 * 86_400),
-        maxEntries: int(1, 10_000_000),
-        // Bytes the records of this process may hold (their answers above all), without Redis.
-        maxBytes: int(65_536, Number.MAX_SAFE_INTEGER),
-      },
-    },
-    rateLimit: {
-      kind: 'section',
-      keys: {
-        // null or 0 switches rate limiting off.
-        requestsPerSecond: int(0, 1_000_000, true),
-        burst: int(1, 1_000_000),
-        maxKeys: int(1, 10_000_000),
-        // null: "cluster" when redis.url is set, else "instance".
-        scope: { kind: 'string', nullable: true, oneOf: ['instance', 'cluster'] },
-      },
-    },
-    cors: {
-      kind: 'section',
-      keys: {
-        origins: { kind: 'strings' },
-        maxAgeSeconds: int(0, 86_400),
-        // Header names (HTTP tokens, checked across keys).
-        exposeHeaders: { kind: 'strings' },
-        allowHeaders: { kind: 'strings' },
-      },
-    },
-    sampleUpstream: {
-      kind: 'section',
-      keys: { customers: int(1, 10_000_000) },
-    },
-    log: {
-      kind: 'section',
-      keys: {
-        level: { kind: 'string', oneOf: LOG_LEVELS },
-        access: { kind: 'boolean' },
-        // 64 KiB (one pipe buffer) to 1 GiB.
-        maxBufferBytes: int(65_536, 1024 * 1024 * 1024),
-      },
-    },
-    redis: {
-      kind: 'section',
-      keys: {
-        // null: no Redis, every instance on its own (as without this section).
-        url: { kind: 'redisUrl', nullable: true },
-        keyPrefix: str(),
-        // The most a request waits for Redis; past it the request goes on without it.
-        timeoutMs: int(1, 60_000),
-        connectTimeoutMs: int(1, MAX_MS),
-        breaker: {
-          kind: 'section',
-          keys: {
-            failures: int(1, 1_000_000),
-            cooldownMs: int(1, MAX_MS),
-          },
-        },
-      },
-    },
-    admin: {
-      kind: 'section',
-      keys: {
-        host: str(),
-        // null switches the admin listener off.
-        port: int(0, 65535, true),
-        scope: str(),
-      },
-    },
-  },
-};
+export const CONFIG_SCHEMA = section({
+  server: SERVER,
+  upstream: DEFAULT_SERVICE,
+  upstreams: map(NAMED_SERVICE, {
+    default: {},
+    doc: 'Further upstream services by name, for `resources.<name>.service`.',
+    entryDoc: 'The same keys as `upstream` (own pool, deadline, breaker, headers); `url` is required, every other key left out takes the shipped default of `upstream` (never the operator\'s `upstream` headers).',
+  }),
+  auth: AUTH,
+  cache: CACHE,
+  // A null entry removes a resource the shipped config declares.
+  resources: map(RESOURCE, { nullableValues: true, default: SHIPPED_RESOURCES }),
+  idempotency: IDEMPOTENCY,
+  rateLimit: RATE_LIMIT,
+  cors: CORS,
+  sampleUpstream: section({
+    customers: integer({ min: 1, max: 10_000_000, default: 100_000, doc: 'How many customers the embedded sample service has.' }),
+  }),
+  log: LOG,
+  redis: REDIS,
+  admin: ADMIN,
+});

@@ -1,8 +1,8 @@
 import { loadOrCreateDevKeys } from '../auth/dev-keys.ts';
 import { mintDevToken } from '../auth/mint.ts';
 import { parseArgs } from '../cli-args.ts';
-import { loadConfig } from '../config/load.ts';
 import { ConfigError } from '../config/validate.ts';
+import { loadConfig } from '../gateway/load-config.ts';
 
 /** `npm run token -- --sub <s> --scope <scopes> --ttl <seconds> [--config FILE]`: a dev-mode token on stdout. */
 const USAGE = 'usage: npm run token -- [--sub SUBJECT] [--scope "SCOPE ..."] [--ttl SECONDS] [--config FILE]';

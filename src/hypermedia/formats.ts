@@ -51,7 +51,7 @@ export function renderBody(resource: Resource, format: Format): string {
 /**
  * The resource a plain-JSON rendering says (its exact inverse): so the cache keeps one form of an
  * item and renders another format from it only when a client asks for that format. `items` and
- * `links` are reserved field names (config/resource-checks.ts), so nothing is ambiguous.
+ * `links` are reserved field names (resources/config-checks.ts), so nothing is ambiguous.
  * `embeddedRel` names the items' relation, which plain JSON does not carry.
  */
 export function resourceFromJson(value: unknown, embeddedRel: string | null): Resource {

@@ -1,5 +1,5 @@
-import { loadConfig } from '../config/load.ts';
 import type { Config } from '../config/types.ts';
+import { loadConfig } from '../gateway/load-config.ts';
 
 export interface ConfigSource {
   readonly file: string | undefined;

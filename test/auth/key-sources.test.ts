@@ -8,11 +8,11 @@ import { SignJWT } from 'jose';
 import { loadOrCreateDevKeys } from '../../src/auth/dev-keys.ts';
 import { KeySourceError } from '../../src/auth/keys.ts';
 import { mintDevToken } from '../../src/auth/mint.ts';
-import { configWith } from '../../src/config/load.ts';
 import { createGateway } from '../../src/gateway/create-gateway.ts';
 import { bearer, get, startGateway, type RunningGateway } from '../helpers/gateway.ts';
 import { makeKey, signToken, startJwksServer } from '../helpers/keys.ts';
 import { startTestUpstream, type TestUpstream } from '../helpers/upstream.ts';
+import { configWith } from '../../src/gateway/load-config.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hypergate-keys-'));
 // Removed once every test of the file has run.

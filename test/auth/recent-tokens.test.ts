@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import { Client } from 'undici';
 import { recentSlot } from '../../src/auth/token-cache.ts';
-import { configWith, mergeConfig } from '../../src/config/load.ts';
+import { mergeConfig } from '../../src/config/load.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
+import { configWith } from '../../src/gateway/load-config.ts';
 
 /**
  * The verifier keeps the tokens used lately whole, one per slot (verifier.ts, recent-token

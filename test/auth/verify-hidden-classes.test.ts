@@ -14,7 +14,7 @@ describe('verifying new tokens', () => {
   test('makes no hidden class per token', async () => {
     const { stdout, madeFor } = await hiddenClassesMade([
       `import { SignJWT } from ${JSON.stringify(import.meta.resolve('jose'))};`,
-      importFromSrc('configWith', 'config/load.ts'),
+      importFromSrc('configWith', 'gateway/load-config.ts'),
       importFromSrc('resolveKeySource', 'auth/keys.ts'),
       importFromSrc('TokenVerifier', 'auth/verifier.ts'),
       importFromSrc('systemClock', 'lib/clock.ts'),

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { configWith, mergeConfig } from '../../src/config/load.ts';
+import { mergeConfig } from '../../src/config/load.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get } from '../helpers/gateway.ts';
+import { configWith } from '../../src/gateway/load-config.ts';
 
 describe('the response cache across a reload', () => {
   let fx: Fixture;

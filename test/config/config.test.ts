@@ -3,8 +3,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { configWith, loadConfig, readDefaults } from '../../src/config/load.ts';
+import { readDefaults } from '../../src/config/load.ts';
 import { problemsOf } from '../helpers/config.ts';
+import { configWith, loadConfig } from '../../src/gateway/load-config.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hypergate-config-'));
 // Removed once every test of the file has run.

@@ -25,7 +25,7 @@ function declarationKeys(rule: Rule, prefix: string, out = new Map<string, { opt
   if (rule.kind !== 'section') return out;
   for (const [key, child] of Object.entries(rule.keys)) {
     const path = `${prefix}.${key}`;
-    out.set(path, child.optional === undefined ? { optional: false } : { optional: true, value: child.optional.default });
+    out.set(path, child.default === undefined ? { optional: false } : { optional: true, value: child.default });
     if (child.kind === 'section') declarationKeys(child, path, out);
   }
   return out;

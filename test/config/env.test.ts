@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ENV_KEYS } from '../../src/config/env.ts';
-import { loadConfig, readDefaults } from '../../src/config/load.ts';
+import { readDefaults } from '../../src/config/load.ts';
 import { problemsOf } from '../helpers/config.ts';
+import { loadConfig } from '../../src/gateway/load-config.ts';
 
 describe('environment overrides HYPERGATE_<SECTION>_<KEY>', () => {
   it('override integers, strings, booleans and nullable keys of any section', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { configWith, loadConfig } from '../../src/config/load.ts';
 import { problemsOf } from '../helpers/config.ts';
+import { configWith, loadConfig } from '../../src/gateway/load-config.ts';
 
 describe('limit keys', () => {
   test('server.maxHeaderCount defaults to 100 and is range-checked', () => {

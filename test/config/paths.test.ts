@@ -7,9 +7,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { loadConfig, PROJECT_ROOT } from '../../src/config/load.ts';
+import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { CONFIG_SCHEMA, type Rule } from '../../src/config/schema.ts';
 import { documentedConfigRows } from '../helpers/config-table.ts';
+import { loadConfig } from '../../src/gateway/load-config.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hypergate-paths-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { configWith, loadConfig } from '../../src/config/load.ts';
 import { configProblems as problemsOf } from '../helpers/config.ts';
+import { configWith, loadConfig } from '../../src/gateway/load-config.ts';
 
 
 describe('config keys of the upstream failure behaviour', () => {

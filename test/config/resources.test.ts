@@ -4,8 +4,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { configWith, PROJECT_ROOT } from '../../src/config/load.ts';
+import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { configProblems } from '../helpers/config.ts';
+import { configWith } from '../../src/gateway/load-config.ts';
 
 /** A valid declaration to break one key at a time. */
 function products(overrides: Record<string, unknown> = {}): Record<string, unknown> {

@@ -4,9 +4,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { loadConfig, PROJECT_ROOT } from '../../src/config/load.ts';
+import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { redactUrl } from '../../src/config/redact.ts';
 import { configProblems, problemsOf } from '../helpers/config.ts';
+import { loadConfig } from '../../src/gateway/load-config.ts';
 
 const PASSWORD = 'hunter2-S3CRET';
 const URL_WITH_PASSWORD = `http://alice:${PASSWORD}@upstream.internal:8081`;

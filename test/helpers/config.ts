@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { configWith } from '../../src/config/load.ts';
 import { ConfigError } from '../../src/config/validate.ts';
+import { configWith } from '../../src/gateway/load-config.ts';
 
 /** The problems a config load reports, or null when it loads. */
 function problemsOrNull(fn: () => unknown): readonly string[] | null {

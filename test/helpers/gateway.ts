@@ -1,10 +1,11 @@
 import { connect } from 'node:net';
 import { request } from 'undici';
 import type { Clock } from '../../src/lib/clock.ts';
-import { configWith, mergeConfig } from '../../src/config/load.ts';
+import { mergeConfig } from '../../src/config/load.ts';
 import { createGateway, type Gateway } from '../../src/gateway/create-gateway.ts';
 import type { Logger } from '../../src/observability/logger.ts';
 import type { Metrics } from '../../src/observability/metrics.ts';
+import { configWith } from '../../src/gateway/load-config.ts';
 
 export interface RunningGateway {
   readonly gateway: Gateway;

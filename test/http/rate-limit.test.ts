@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { configWith, mergeConfig } from '../../src/config/load.ts';
-import { validateConfig } from '../../src/config/validate.ts';
+import { mergeConfig } from '../../src/config/load.ts';
 import { RateLimiter } from '../../src/http/rate-limit.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
@@ -9,6 +8,7 @@ import { bearer, get, startGateway, type HttpAnswer } from '../helpers/gateway.t
 import { assertProblem } from '../helpers/hostile.ts';
 import { makeKey, signToken } from '../helpers/keys.ts';
 import { sample } from '../helpers/metrics.ts';
+import { configWith, validateConfig } from '../../src/gateway/load-config.ts';
 
 const POLICY = '"default";q=3;w=3';
 

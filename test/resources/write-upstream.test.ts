@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { ClaimTable } from '../../src/auth/claims.ts';
-import { configWith } from '../../src/config/load.ts';
+import { configWith } from '../../src/gateway/load-config.ts';
 import { systemClock } from '../../src/lib/clock.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
 import { problemBody } from '../../src/protocol/problem.ts';

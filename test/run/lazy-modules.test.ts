@@ -14,7 +14,7 @@ describe('modules loaded at start', () => {
     const script = `
       import { createRequire } from 'node:module';
       import { createGateway } from './src/gateway/create-gateway.ts';
-      import { configWith } from './src/config/load.ts';
+      import { configWith } from './src/gateway/load-config.ts';
       const gw = await createGateway(configWith({ server: { port: 0 } }));
       const cache = Object.keys(createRequire(import.meta.url).cache);
       console.log(JSON.stringify({ ioredis: cache.some((k) => k.includes('/node_modules/ioredis/')), undici: cache.some((k) => k.includes('/node_modules/undici/')) }));

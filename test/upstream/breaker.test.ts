@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { configWith, mergeConfig } from '../../src/config/load.ts';
+import { mergeConfig } from '../../src/config/load.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get, problemOf } from '../helpers/gateway.ts';
 import { assertProblem } from '../helpers/hostile.ts';
 import { sample } from '../helpers/metrics.ts';
 import { gate, waitFor } from '../helpers/wait.ts';
+import { configWith } from '../../src/gateway/load-config.ts';
 
 describe('the upstream circuit breaker in a gateway', () => {
   let fx: Fixture;

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { configWith } from '../../src/config/load.ts';
 import { HgError } from '../../src/lib/errors.ts';
 import { UpstreamClient } from '../../src/upstream/client.ts';
 import { startTestUpstream, type TestUpstream } from '../helpers/upstream.ts';
+import { configWith } from '../../src/gateway/load-config.ts';
 
 /**
  * The pool is made on the first request (undici loads then); close() must close the client all

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { ClaimTable } from '../../src/auth/claims.ts';
-import { configWith } from '../../src/config/load.ts';
+import { configWith } from '../../src/gateway/load-config.ts';
 import { RequestHeaders, setHeader } from '../../src/upstream/request-headers.ts';
 import { startFixture } from '../helpers/fixture.ts';
 import { bearer, get, send } from '../helpers/gateway.ts';

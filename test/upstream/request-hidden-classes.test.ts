@@ -15,7 +15,7 @@ describe('requests to an upstream', () => {
   test('make no hidden class per request', async () => {
     const { stdout, madeFor } = await hiddenClassesMade([
       "import { createServer } from 'node:http';",
-      importFromSrc('configWith', 'config/load.ts'),
+      importFromSrc('configWith', 'gateway/load-config.ts'),
       importFromSrc('UpstreamClient', 'upstream/client.ts'),
       "const server = createServer((req, res) => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify({ id: 1, who: req.headers['x-who'] ?? null })); });",
       "await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));",

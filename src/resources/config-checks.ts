@@ -1,8 +1,8 @@
-import { JsonPointer } from '../resources/json-pointer.ts';
-import { compileSchemaFile } from '../resources/json-schema.ts';
-import { PathTemplate } from '../resources/template.ts';
-import { servicesOf } from './service-checks.ts';
-import type { Config, ResourceConfig } from './types.ts';
+import { JsonPointer } from './json-pointer.ts';
+import { compileSchemaFile } from './json-schema.ts';
+import { PathTemplate } from './template.ts';
+import { servicesOf } from '../config/service-checks.ts';
+import type { Config, ResourceConfig } from '../config/types.ts';
 
 /** Names the formats and the collection rendering use themselves: no field may take them. */
 export const RESERVED_FIELDS: ReadonlySet<string> = new Set(['links', '_links', '_embedded', 'items']);

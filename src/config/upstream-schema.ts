@@ -1,0 +1,39 @@
+import { boolean, headerValue, integer, map, nonEmptyString, section, url } from './rule.ts';
+
+/** A day: the longest any wait or deadline may be set to, in ms. */
+export const MAX_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The keys of one upstream service, apart from `url` (the default service's may be null, for the
+ * embedded sample; every other service must name one).
+ */
+const SERVICE_KEYS = {
+  timeoutMs: integer({ min: 1, max: MAX_MS, unit: 'ms', default: 2000, doc: 'One deadline per upstream request covering connect, headers and the whole body; over it: 504.' }),
+  connections: integer({ min: 1, max: 10000, default: 64, doc: 'Most connections (and so concurrent requests) to the upstream.' }),
+  maxResponseBytes: integer({ min: 1, max: 1024 * 1024 * 1024, unit: 'bytes', default: 1_048_576, doc: 'Largest upstream body accepted; over it: 502.' }),
+  breaker: section({
+    failures: integer({ min: 0, max: 1_000_000, default: 5, doc: 'Consecutive failed upstream requests (refused, reset, time-out, 5xx) that open the circuit breaker; `0` never opens it. See "Failure behaviour".' }),
+    cooldownMs: integer({ min: 1, max: MAX_MS, unit: 'ms', default: 5000, doc: 'How long an open breaker answers misses with 503 at once before one probe request may pass.' }),
+  }),
+  forwardAuthorization: boolean({ default: false, doc: 'Send the client\'s `Authorization` header on to this service. Off: the service never sees client tokens.' }),
+  headers: map(headerValue(), {
+    default: {},
+    doc: 'Fixed headers added to every request to this service: name → value, or name → `{"env": "VARIABLE"}` to read the value from the environment at start (secrets stay out of the file and out of every log and error). Names are checked at start; the gateway\'s own headers (`Host`, `Content-Length`, `X-Request-Id`, `traceparent`, `Authorization`, ...) cannot be set.',
+  }),
+  forwardClaims: map(nonEmptyString({}), {
+    default: {},
+    doc: 'Header → token claim, e.g. `{"X-Subject": "sub"}`: the claim\'s value goes to the service in that header. A claim that is absent or not a string or number sends no header.',
+  }),
+} as const;
+
+/** The `upstream` section: the default service, named "upstream"; no url starts the embedded sample. */
+export const DEFAULT_SERVICE = section({
+  url: url({ nullable: true, default: null, doc: 'Base URL of the default upstream service, named `upstream` (the shipped resources read `GET <url>/customers/<id>`). `null` starts the embedded sample service.' }),
+  ...SERVICE_KEYS,
+});
+
+/** Each `upstreams.<name>`: the same keys, url required; the loader fills the others from the shipped `upstream` defaults. */
+export const NAMED_SERVICE = section({
+  url: url({}),
+  ...SERVICE_KEYS,
+});
