@@ -15,7 +15,7 @@ const COLLECTION = section(
     upstream: nonEmptyString({ label: 'template', doc: 'Upstream path of the collection.' }),
     items: string({ label: 'JSON pointer', default: '/items', doc: 'Where the array of records is in the answer.' }),
     total: string({ label: 'JSON pointer', nullable: true, default: null, doc: 'Where the total count is; `null`: no `total` field and no `last` link.' }),
-    paged: boolean({ default: true, doc: 'offset/limit paging (see "Collections").' }),
+    paged: boolean({ default: true, doc: 'offset/limit paging (see [Collections and paging](contract.md#collections-and-paging)).' }),
     cacheItems: boolean({ default: true, doc: 'Store each item of an answer as the item itself (following its `self` is a cache hit); `false` when list records are abbreviated.' }),
     links: links('Relation → template over the collection path\'s parameters; each must lead to a declared path, `null` removes one.'),
   },
@@ -36,7 +36,7 @@ const OWNER = section(
  * paths, link targets) are src/resources/config-checks.ts, run with the rest of validation.
  */
 export const RESOURCE = section({
-  path: nonEmptyString({ label: 'template', doc: 'Public path of one item, e.g. `"/api/products/{sku}"`; `{param}` segments, the last one names the item. See "Declaring resources".' }),
+  path: nonEmptyString({ label: 'template', doc: 'Public path of one item, e.g. `"/api/products/{sku}"`; `{param}` segments, the last one names the item. See [resources.md](resources.md).' }),
   params: map(string({ oneOf: PARAM_TYPES }), { doc: 'The type of each path parameter: `"integer"` (canonical positive decimal) or `"string"` (1-64 of `A-Z a-z 0-9 - . _ ~`).' }),
   upstream: nonEmptyString({ label: 'template', doc: 'Upstream path of one item over the same parameters, e.g. `"/v2/products/{sku}"`.' }),
   service: nonEmptyString({ default: 'upstream', doc: 'The upstream service: `upstream` or a key of `upstreams`.' }),
@@ -52,7 +52,7 @@ export const RESOURCE = section({
   owner: OWNER,
   maxAgeSeconds: integer({ min: 0, max: 31_536_000, nullable: true, unit: 's', default: null, doc: 'Overrides `cache.maxAgeSeconds` for this resource.' }),
   // Writes (README "Writes"): GET implies HEAD; POST acts on the collection, the others on an item.
-  methods: strings({ nonEmpty: true, oneOf: WRITE_AND_READ_METHODS, default: ['GET'], doc: 'Methods it takes: `GET` (and so `HEAD`), `POST` (on the collection), `PUT`, `PATCH`, `DELETE` (on an item). Others: 405 with `Allow`. See "Writes".' }),
+  methods: strings({ nonEmpty: true, oneOf: WRITE_AND_READ_METHODS, default: ['GET'], doc: 'Methods it takes: `GET` (and so `HEAD`), `POST` (on the collection), `PUT`, `PATCH`, `DELETE` (on an item). Others: 405 with `Allow`. See [writes.md](writes.md).' }),
   writeScope: nonEmptyString({ nullable: true, default: null, doc: 'Scope a write needs; `null`: `<name>:write` (e.g. `customers:write`).' }),
   requireIfMatch: boolean({ default: false, doc: '`PUT`, `PATCH` and `DELETE` without `If-Match` get 428 before anything is sent.' }),
   idempotency: string({ oneOf: ['optional', 'required'], default: 'optional', doc: '`"required"`: a `POST` without `Idempotency-Key` is a 400.' }),

@@ -17,13 +17,13 @@ const SERVER = section({
   headersTimeoutMs: integer({ min: 1, max: MAX_MS, unit: 'ms', default: 10_000, doc: 'Time allowed to receive a request head (slowloris guard); at most `server.requestTimeoutMs`.' }),
   requestTimeoutMs: integer({ min: 1, max: MAX_MS, unit: 'ms', default: 30_000, doc: 'Time allowed to receive a whole request.' }),
   keepAliveTimeoutMs: integer({ min: 0, max: MAX_MS, unit: 'ms', default: 5000, doc: 'Idle time before a keep-alive connection is closed (checked every fifth of it, but no more often than every 50 ms and no less often than every second; 0 keeps idle connections open).' }),
-  sendTimeoutMs: integer({ min: 0, max: MAX_MS, unit: 'ms', default: 60_000, doc: 'Time an answer may go without any of it reaching the client before its connection is closed (nginx\'s `send_timeout`: counted between two writes, not for the whole answer; checked by the keep-alive sweep); `0` never. See "Client input and limits".' }),
+  sendTimeoutMs: integer({ min: 0, max: MAX_MS, unit: 'ms', default: 60_000, doc: 'Time an answer may go without any of it reaching the client before its connection is closed (nginx\'s `send_timeout`: counted between two writes, not for the whole answer; checked by the keep-alive sweep); `0` never. See [Client input and limits](errors.md#client-input-and-limits).' }),
   maxHeaderBytes: integer({ min: 1024, max: MiB, unit: 'bytes', default: 16_384, doc: 'Largest request head (request line and headers); over it: 431.' }),
   maxUrlBytes: integer({ min: 64, max: MiB, unit: 'bytes', default: 8192, doc: 'Longest request target; over it: 414.' }),
   maxHeaderCount: integer({ min: 8, max: 10_000, default: 100, doc: 'Most header fields in one request; over it: 431 (Node alone would drop the rest silently).' }),
   maxBodyBytes: integer({ min: 1, max: 64 * MiB, unit: 'bytes', default: 65_536, doc: 'Largest request body a write may carry; over it: 413, refused as soon as the declared length or the streamed bytes pass it, the rest never read.' }),
   // Each entry is checked across keys (an IP address or a CIDR range).
-  trustProxy: strings({ default: [], doc: 'Addresses and CIDR ranges (`"10.0.0.0/8"`, `"fd00::/8"`) of proxies whose `X-Forwarded-For` is believed, for the client address of the access log and the rate limits (see "Logs"). Empty: the client is always the connection\'s peer.' }),
+  trustProxy: strings({ default: [], doc: 'Addresses and CIDR ranges (`"10.0.0.0/8"`, `"fd00::/8"`) of proxies whose `X-Forwarded-For` is believed, for the client address of the access log and the rate limits (see [Logs](operations.md#logs)). Empty: the client is always the connection\'s peer.' }),
   workers: integer({ min: 1, max: 256, orWord: 'auto', default: 1, doc: 'Worker processes (node:cluster); `"auto"` is one per core. `1` runs no cluster.' }),
   pidFile: path({ nullable: true, default: null, doc: 'File the process that handles SIGHUP (the primary with workers) writes its pid to at start and removes at a clean exit, for supervisors; `null` writes none. Needs a restart to change.' }),
 });
@@ -59,7 +59,7 @@ const CACHE = section({
   staleIfErrorSeconds: integer({ min: 0, max: 86_400, unit: 's', default: 300, doc: 'How long after expiry an entry may still answer (200, its true `Age`) when the upstream fails; `0` never.' }),
   staleWhileRevalidateSeconds: integer({ min: 0, max: 86_400, unit: 's', default: 0, doc: 'How long after expiry an entry answers at once while one background request refreshes it; `0` switches this off.' }),
   notFoundSeconds: integer({ min: 0, max: 86_400, unit: 's', default: 5, doc: 'How long the upstream\'s 404 for an item (or a collection below an item) is remembered, so repeated reads of an unknown id do not each reach the upstream; `0` asks every time. A write that creates the item, or a purge, drops it.' }),
-  shared: boolean({ nullable: true, default: null, doc: 'The second cache tier in Redis: a local miss asks Redis before the upstream, and what is fetched is shared with the other instances (see "Running many instances"). `null`: on when `redis.url` is set; `true` needs `redis.url`.' }),
+  shared: boolean({ nullable: true, default: null, doc: 'The second cache tier in Redis: a local miss asks Redis before the upstream, and what is fetched is shared with the other instances (see [Running many instances](operations.md#running-many-instances)). `null`: on when `redis.url` is set; `true` needs `redis.url`.' }),
 });
 
 const IDEMPOTENCY = section({
@@ -85,13 +85,13 @@ const CORS = section({
 
 const LOG = section({
   level: string({ oneOf: LOG_LEVELS, default: 'info', doc: '`debug`, `info`, `warn`, `error` or `silent`. Logs are JSON lines on stdout (pino).' }),
-  access: boolean({ default: true, doc: 'One access-log line per request (see "Operating hypergate").' }),
+  access: boolean({ default: true, doc: 'One access-log line per request (see [Logs](operations.md#logs)).' }),
   // From one pipe buffer up.
-  maxBufferBytes: integer({ min: 65_536, max: 1024 * MiB, unit: 'bytes', default: 4 * MiB, doc: 'Most bytes of log lines a process keeps waiting for a slow reader of stdout (4 MiB); lines past it are dropped and counted, never waited for (see "Logs"). Needs a restart.' }),
+  maxBufferBytes: integer({ min: 65_536, max: 1024 * MiB, unit: 'bytes', default: 4 * MiB, doc: 'Most bytes of log lines a process keeps waiting for a slow reader of stdout (4 MiB); lines past it are dropped and counted, never waited for (see [Logs](operations.md#logs)). Needs a restart.' }),
 });
 
 const REDIS = section({
-  url: redisUrl({ nullable: true, default: null, doc: '`redis://[user:password@]host[:port][/db]` or `rediss://` (TLS): the Redis (or Valkey) that instances share for invalidations, cluster rate limits, the shared cache tier and idempotency records. `null`: every instance on its own. Credentials never appear in a log line, an error or `/metrics`. See "Running many instances".' }),
+  url: redisUrl({ nullable: true, default: null, doc: '`redis://[user:password@]host[:port][/db]` or `rediss://` (TLS): the Redis (or Valkey) that instances share for invalidations, cluster rate limits, the shared cache tier and idempotency records. `null`: every instance on its own. Credentials never appear in a log line, an error or `/metrics`. See [Running many instances](operations.md#running-many-instances).' }),
   keyPrefix: nonEmptyString({ default: 'hypergate:', doc: 'Prefix of every key and of the invalidation channel, so several gateways can share one Redis. Instances sharing a prefix must declare the same resources.' }),
   timeoutMs: integer({ min: 1, max: 60_000, unit: 'ms', default: 20, doc: 'The most a request waits for one Redis call; past it the request goes on without Redis (a shared-tier miss, the local rate-limit bucket).' }),
   connectTimeoutMs: integer({ min: 1, max: MAX_MS, unit: 'ms', default: 1000, doc: 'Time allowed to open a connection to Redis; also how long an admin purge waits for Redis to confirm its broadcast.' }),

@@ -12,7 +12,7 @@ const SERVICE_KEYS = {
   connections: integer({ min: 1, max: 10000, default: 64, doc: 'Most connections (and so concurrent requests) to the upstream.' }),
   maxResponseBytes: integer({ min: 1, max: 1024 * 1024 * 1024, unit: 'bytes', default: 1_048_576, doc: 'Largest upstream body accepted; over it: 502.' }),
   breaker: section({
-    failures: integer({ min: 0, max: 1_000_000, default: 5, doc: 'Consecutive failed upstream requests (refused, reset, time-out, 5xx) that open the circuit breaker; `0` never opens it. See "Failure behaviour".' }),
+    failures: integer({ min: 0, max: 1_000_000, default: 5, doc: 'Consecutive failed upstream requests (refused, reset, time-out, 5xx) that open the circuit breaker; `0` never opens it. See [Upstream failures](errors.md#upstream-failures).' }),
     cooldownMs: integer({ min: 1, max: MAX_MS, unit: 'ms', default: 5000, doc: 'How long an open breaker answers misses with 503 at once before one probe request may pass.' }),
   }),
   forwardAuthorization: boolean({ default: false, doc: 'Send the client\'s `Authorization` header on to this service. Off: the service never sees client tokens.' }),

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import { describe, it } from 'node:test';
-import { readDefaults } from '../../src/config/load.ts';
+import { DEFAULTS_FILE, defaultsText, tableRegion, tableText } from '../../scripts/config-reference.ts';
+import { PROJECT_ROOT, readDefaults } from '../../src/config/load.ts';
 import { CONFIG_SCHEMA, type Rule } from '../../src/config/schema.ts';
 import { documentedConfigRows, type DefaultCell } from '../helpers/config-table.ts';
 
@@ -33,6 +36,17 @@ function declarationKeys(rule: Rule, prefix: string, out = new Map<string, { opt
 
 const resourcesRule = CONFIG_SCHEMA.kind === 'section' ? CONFIG_SCHEMA.keys['resources'] : undefined;
 const declarationRule = resourcesRule?.kind === 'map' ? resourcesRule.values : undefined;
+
+describe('config/default.json and the configuration table', () => {
+  it('config/default.json is what the schema writes (npm run config:docs)', () => {
+    assert.equal(readFileSync(DEFAULTS_FILE, 'utf8'), defaultsText(), 'config/default.json differs from src/config/schema.ts: run npm run config:docs');
+  });
+
+  it('the table between its markers is what the schema writes (npm run config:docs)', () => {
+    const { file, text, start, end } = tableRegion();
+    assert.equal(text.slice(start, end), `${tableText()}\n`, `the table in ${relative(PROJECT_ROOT, file)} differs from src/config/schema.ts: run npm run config:docs`);
+  });
+});
 
 describe('the configuration table of docs/configuration.md', () => {
   const rows = documentedRows();

@@ -1,6 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { PROJECT_ROOT } from '../../src/config/load.ts';
+import { tableRegion } from '../../scripts/config-reference.ts';
 
 /** A row's Default cell: parsed JSON when it is one backticked value, else its text (e.g. "required", "—"). */
 export type DefaultCell = { readonly json: unknown } | { readonly text: string };
@@ -14,16 +12,9 @@ export interface ConfigRow {
   readonly default: DefaultCell;
 }
 
-/** Where the table is: between these two lines of docs/configuration.md. */
-const TABLE_START = '<!-- config-table:start -->';
-const TABLE_END = '<!-- config-table:end -->';
-
 /** The configuration table of docs/configuration.md by key; throws when its marked region is missing. */
 export function documentedConfigRows(): Map<string, ConfigRow> {
-  const text = readFileSync(resolve(PROJECT_ROOT, 'docs/configuration.md'), 'utf8');
-  const start = text.indexOf(TABLE_START);
-  const end = text.indexOf(TABLE_END, start);
-  if (start === -1 || end === -1) throw new Error(`docs/configuration.md has no table between ${TABLE_START} and ${TABLE_END}`);
+  const { text, start, end } = tableRegion();
   const rows = new Map<string, ConfigRow>();
   for (const line of text.slice(start, end).split('\n')) {
     const cells = line.split('|').map((c) => c.trim());
