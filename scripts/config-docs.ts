@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
-import { PROJECT_ROOT } from '../src/config/load.ts';
-import { DEFAULTS_FILE, defaultsText, tableRegion, tableText } from './config-reference.ts';
+import { DEFAULTS_FILE, PROJECT_ROOT } from '../src/config/load.ts';
+import { defaultsText, tableRegion, tableText } from './config-reference.ts';
 
 /**
  * `npm run config:docs`: writes config/default.json and the configuration table (between its

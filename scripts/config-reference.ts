@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { PROJECT_ROOT } from '../src/config/load.ts';
+import { DEFAULTS_FILE, PROJECT_ROOT } from '../src/config/load.ts';
 import type { Rule } from '../src/config/rule.ts';
 import { CONFIG_SCHEMA } from '../src/config/schema.ts';
 
@@ -10,7 +10,6 @@ import { CONFIG_SCHEMA } from '../src/config/schema.ts';
  * when either differs from what the schema says.
  */
 
-export const DEFAULTS_FILE = resolve(PROJECT_ROOT, 'config/default.json');
 export const TABLE_START = '<!-- config-table:start -->';
 export const TABLE_END = '<!-- config-table:end -->';
 /** The configuration reference: the table is between the two markers. */

@@ -32,7 +32,7 @@ function sourcesOf(source: ConfigSource): string {
 
 /**
  * --check-config: every problem of the file, the environment and the key source, one per line.
- * A problem with a value from the environment names its variable (config/validate.ts).
+ * A problem with a value from the environment names its variable (config/problems.ts).
  * A JWKS is fetched too, but one that cannot be is a warning, not a problem: the gateway starts
  * without it (tokens get 503, /readyz says why) and takes its keys once the key server answers.
  */

@@ -1,5 +1,5 @@
 import { redactUrl } from './redact.ts';
-import type { Rule } from './schema.ts';
+import type { Rule } from './rule.ts';
 
 const SHOWN_CHARS = 40;
 

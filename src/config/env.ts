@@ -1,5 +1,6 @@
 import { closest } from './closest.ts';
-import { CONFIG_SCHEMA, type Rule } from './schema.ts';
+import type { Rule } from './rule.ts';
+import { CONFIG_SCHEMA } from './schema.ts';
 
 type Tree = Record<string, unknown>;
 

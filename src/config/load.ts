@@ -5,7 +5,8 @@ import { describeValue } from './describe.ts';
 import { applyEnv } from './env.ts';
 import type { ConfigCheck } from './cross-key-checks.ts';
 import type { ValueOrigins } from './problems.ts';
-import { CONFIG_SCHEMA, type Rule } from './schema.ts';
+import type { Rule } from './rule.ts';
+import { CONFIG_SCHEMA } from './schema.ts';
 import type { Config } from './types.ts';
 import { ConfigError, validateConfig } from './validate.ts';
 
@@ -14,7 +15,8 @@ import { ConfigError, validateConfig } from './validate.ts';
  * and the dev-key folder are found from here, not from the cwd.
  */
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const DEFAULTS_FILE = resolve(PROJECT_ROOT, 'config/default.json');
+/** Every key's default, as the schema writes them (scripts/config-docs.ts; a test keeps the two equal). */
+export const DEFAULTS_FILE = resolve(PROJECT_ROOT, 'config/default.json');
 
 type Tree = Record<string, unknown>;
 
@@ -34,16 +36,11 @@ export function readDefaults(): Tree {
   return JSON.parse(readFileSync(DEFAULTS_FILE, 'utf8')) as Tree;
 }
 
-/**
- * Each `upstreams.<name>` takes the keys of `upstream`: what it leaves out is the shipped default
- * (never the operator's `upstream` values: its headers and credentials are for its own service).
- */
-function withServiceDefaults(merged: Tree, defaults: Tree): Tree {
-  const services = merged['upstreams'];
-  if (!isTree(services)) return merged;
-  const out: Tree = {};
-  for (const [name, service] of Object.entries(services)) out[name] = isTree(service) ? mergeConfig({ ...(defaults['upstream'] as Tree), url: undefined }, service) : service;
-  return { ...merged, upstreams: out };
+/** The defaults with their relative paths resolved against the package. */
+function resolvedDefaults(): Tree {
+  const defaults = readDefaults();
+  resolvePaths(defaults, PROJECT_ROOT);
+  return defaults;
 }
 
 function readJsonFile(file: string): unknown {
@@ -101,21 +98,19 @@ export function createConfigLoader(checks: readonly ConfigCheck[]): ConfigLoader
   const validate = (candidate: unknown, origins?: ValueOrigins, env?: NodeJS.ProcessEnv): Config => validateConfig(candidate, { checks, origins, env });
   return {
     loadConfig(options: LoadOptions = {}): Config {
-      const defaults = readDefaults();
-      resolvePaths(defaults, PROJECT_ROOT);
-      let merged = defaults;
+      let merged = resolvedDefaults();
       if (options.file !== undefined) {
         const file = resolve(options.file);
         const fromFile = readJsonFile(file);
         if (!isTree(fromFile)) throw new ConfigError([`--config ${file}: expected a JSON object of sections ({"upstream": {...}, "auth": {...}}), got ${describeValue(fromFile, { kind: 'section', keys: {} })}`]);
         resolvePaths(fromFile, dirname(file));
-        merged = mergeConfig(defaults, fromFile) as Tree;
+        merged = mergeConfig(merged, fromFile) as Tree;
       }
       const problems: string[] = [];
       const origins = options.env === undefined ? new Map<string, string>() : applyEnv(merged, options.env, problems);
       let config: Config;
       try {
-        config = validate(withServiceDefaults(merged, defaults), origins, options.env);
+        config = validate(merged, origins, options.env);
       } catch (err) {
         // Every problem at once: the unknown variables, and what the values that did apply got wrong.
         if (err instanceof ConfigError) throw new ConfigError([...problems, ...err.problems]);
@@ -125,9 +120,7 @@ export function createConfigLoader(checks: readonly ConfigCheck[]): ConfigLoader
       return config;
     },
     configWith(overrides: unknown): Config {
-      const defaults = readDefaults();
-      resolvePaths(defaults, PROJECT_ROOT);
-      return validate(withServiceDefaults(mergeConfig(defaults, overrides) as Tree, defaults));
+      return validate(mergeConfig(resolvedDefaults(), overrides));
     },
     validateConfig: validate,
   };

@@ -164,11 +164,25 @@ export function headerValue(options: Options<HeaderValueRule> = {}): HeaderValue
   return { kind: 'headerValue', ...options };
 }
 
+/** The defaults of a section's keys, as one object; undefined when a key has none (it must be set). */
+function defaultsOf(keys: Readonly<Record<string, Rule>>): Readonly<Record<string, unknown>> | undefined {
+  const out: Record<string, unknown> = {};
+  for (const [key, rule] of Object.entries(keys)) {
+    if (rule.default === undefined) return undefined;
+    out[key] = rule.default;
+  }
+  return out;
+}
+
+/**
+ * A section without a default of its own may still be left out when each of its keys has one
+ * (`upstreams.<name>.breaker`): its default is theirs.
+ */
 export function section<const K extends Readonly<Record<string, Rule>>, const O extends Options<SectionRule, 'keys'> = { readonly nullable?: false }>(
   keys: K,
   options?: O & { readonly default?: SectionValue<K> | Nullable<O> },
 ): SectionRule & Typed<SectionValue<K> | Nullable<O>> {
-  return { kind: 'section', keys, ...options };
+  return { kind: 'section', keys, ...options, default: options?.default === undefined ? defaultsOf(keys) : options.default };
 }
 
 export function map<const V extends Rule, const O extends Options<MapRule, 'values'>>(

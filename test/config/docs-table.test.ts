@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { describe, it } from 'node:test';
-import { DEFAULTS_FILE, defaultsText, tableRegion, tableText } from '../../scripts/config-reference.ts';
-import { PROJECT_ROOT, readDefaults } from '../../src/config/load.ts';
+import { defaultsText, tableRegion, tableText } from '../../scripts/config-reference.ts';
+import { DEFAULTS_FILE, PROJECT_ROOT, readDefaults } from '../../src/config/load.ts';
 import { CONFIG_SCHEMA, type Rule } from '../../src/config/schema.ts';
 import { documentedConfigRows, type DefaultCell } from '../helpers/config-table.ts';
 
