@@ -37,9 +37,18 @@ export function isStorable(freshness: Freshness, nowMs: number): boolean {
   return freshness.storable && freshness.expiresAtMs > nowMs;
 }
 
+/**
+ * Was this representation made for the one request that caused it (the upstream said no-store,
+ * private or no-cache: upstreamFreshness)? Then it is neither stored nor shared with the requests
+ * that waited on the same load.
+ */
+export function forOneRequest(rep: { readonly cacheControl: string }): boolean {
+  return rep.cacheControl === 'no-store';
+}
+
 /** Was a representation with this Cache-Control and lifetime stored when it arrived at `nowMs` (what `isStorable` decided)? */
 export function wasStored(rep: Lifetime & { readonly cacheControl: string }, nowMs: number): boolean {
-  return rep.cacheControl !== 'no-store' && rep.expiresAtMs > nowMs;
+  return !forOneRequest(rep) && rep.expiresAtMs > nowMs;
 }
 
 /** Is an expired entry still within a stale window (`windowMs` past its expiry: stale-if-error, stale-while-revalidate, RFC 5861)? */

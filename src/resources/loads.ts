@@ -1,9 +1,20 @@
 import type { CacheEntry } from '../cache/cache-entry.ts';
+import { forOneRequest } from '../cache/freshness.ts';
 import type { GatewayContext } from '../gateway/context.ts';
 import { SingleFlight } from '../lib/single-flight.ts';
 import type { UpstreamCall } from '../upstream/call.ts';
+import { JSON_INDEX } from '../hypermedia/formats.ts';
 import type { ParamValue } from './params.ts';
 import type { Source } from './source.ts';
+
+/**
+ * An answer a shared cache may not store (no-store, private, no-cache: RFC 9111 sections 3 and
+ * 5.2.2) belongs to the request that caused it: it was made for that request's identity.
+ */
+function personal(entry: CacheEntry): boolean {
+  const json = entry.variant(JSON_INDEX);
+  return json !== undefined && forOneRequest(json);
+}
 
 /**
  * The loads under way, one per path (single-flight): each takes a cache load ticket, so it cannot
@@ -37,14 +48,32 @@ export class Loads {
     return running.promise;
   }
 
-  /** One load per path at a time (see joinable); the cache's ticket keeps it from storing over a later invalidation. */
+  /**
+   * One load per path at a time (see joinable); the cache's ticket keeps it from storing over a
+   * later invalidation. A reader that joined a load whose answer turns out to be personal (see
+   * `personal`) did not get it: it loads for itself, with its own call (its own identity).
+   */
   load(path: string, source: Source, values: readonly ParamValue[], call: UpstreamCall): Promise<CacheEntry> {
     const running = this.joinable(path, source, values);
-    if (running !== undefined) return running;
+    if (running !== undefined) return running.then((entry) => (personal(entry) ? this.#alone(path, source, values, call) : entry));
     const { cache, tier } = this.#ctx;
     const ticket = cache.beginLoad();
     // With a shared tier (Redis), it is asked first and the upstream only when it has nothing.
     const work = tier === null ? async () => source.load(path, values, call, ticket) : async () => tier.load(path, ticket, this.#vary, source, () => source.load(path, values, call, ticket));
     return this.#flights.start(path, ticket, work, () => cache.endLoad(ticket));
+  }
+
+  /**
+   * A load for one reader only: no flight to join (its answer is made for this call's identity)
+   * and no shared tier (which holds no personal answer).
+   */
+  async #alone(path: string, source: Source, values: readonly ParamValue[], call: UpstreamCall): Promise<CacheEntry> {
+    const { cache } = this.#ctx;
+    const ticket = cache.beginLoad();
+    try {
+      return await source.load(path, values, call, ticket);
+    } finally {
+      cache.endLoad(ticket);
+    }
   }
 }

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { ClaimValue } from '../auth/claims.ts';
 import type { CacheEntry } from '../cache/cache-entry.ts';
-import { remainingSeconds, staleSeconds, wasStored, withinStaleWindow } from '../cache/freshness.ts';
+import { forOneRequest, remainingSeconds, staleSeconds, wasStored, withinStaleWindow } from '../cache/freshness.ts';
 import type { GatewayContext } from '../gateway/context.ts';
 import { HgError, type HgErrorCode } from '../lib/errors.ts';
 import { missStatus, staleStatus, type StaleReason } from '../protocol/cache-status.ts';
@@ -141,8 +141,11 @@ export class ReadThrough {
     if (source.local !== true) res.upstreamMs = performance.now() - started;
     const rep = entry.variant(miss.format) ?? this.#parts.entries.addVariant(path, entry, miss.format, source);
     const now = this.#ctx.clock.now();
+    // A personal answer is never shared: a reader that joined another's load went forward itself (Loads.load).
+    const rode = collapsed && !forOneRequest(rep);
+    if (collapsed && !rode) res.cacheOutcome = 'miss';
     // Stored as `storable` decides: not no-store, and not stale on arrival (an upstream max-age=0 or invalid freshness).
-    writeRepresentation(req, res, rep, now, missStatus(wasStored(rep, now), collapsed));
+    writeRepresentation(req, res, rep, now, missStatus(wasStored(rep, now), rode));
   }
 
   /** The cached entry for `path` if it may still answer `windowMs` after its expiry (never a cached absence). */

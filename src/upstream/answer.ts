@@ -87,10 +87,10 @@ export const planWrite: PlanBody = (status, headers, limit): BodyPlan => {
 
 /**
  * A read's answer decoded: 404 is "not found"; a 200 with a JSON body is the decoded value with
- * its freshness (measured from `clock`'s now, when Expires has no Date), Age and ETag; anything
- * else is a 502 naming `who`.
+ * its freshness (measured from `clock`'s now, when Expires has no Date; `authorized`: the request
+ * carried the client's Authorization, see freshnessOf), Age and ETag; anything else is a 502 naming `who`.
  */
-export function readResult<T>(res: Answer, decode: Decode<T>, who: string, clock: Clock): UpstreamResult<T> {
+export function readResult<T>(res: Answer, decode: Decode<T>, who: string, clock: Clock, authorized = false): UpstreamResult<T> {
   if (res.status === 404) return { found: false };
   if (res.status !== 200) throw badGateway(`${who} answered with status ${res.status}.`);
   if (!isJsonContentType(res.headers['content-type'])) throw badGateway(`${who} answered with a body that is not JSON.`);
@@ -99,19 +99,19 @@ export function readResult<T>(res: Answer, decode: Decode<T>, who: string, clock
   return {
     found: true,
     value,
-    freshness: freshnessOf(res.headers, clock.now()),
+    freshness: freshnessOf(res.headers, clock.now(), authorized),
     ageSeconds: ageSecondsOf(res.headers['age']),
     etag: etagOf(res.headers['etag']),
   };
 }
 
-/** A write's answer, whatever its status; a JSON body (up to `limit` bytes) is parsed, any other is dropped. */
-export function writeResult(res: Answer, limit: number, who: string, clock: Clock): WriteResult {
+/** A write's answer, whatever its status; a JSON body (up to `limit` bytes) is parsed, any other is dropped. `authorized` as for readResult. */
+export function writeResult(res: Answer, limit: number, who: string, clock: Clock, authorized = false): WriteResult {
   let json: unknown;
   if (planWrite(res.status, res.headers, limit) !== 'drain') {
     if (res.body === null) throw tooLarge(who);
     json = res.body.length === 0 ? undefined : parseJson(res.body, who);
   }
   const problem = mediaTypeOf(res.headers['content-type']) === 'application/problem+json';
-  return { status: res.status, etag: etagOf(res.headers['etag']), freshness: freshnessOf(res.headers, clock.now()), json, problem };
+  return { status: res.status, etag: etagOf(res.headers['etag']), freshness: freshnessOf(res.headers, clock.now(), authorized), json, problem };
 }

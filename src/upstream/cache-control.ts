@@ -18,6 +18,7 @@ export interface UpstreamFreshness {
 }
 
 const NONE: UpstreamFreshness = Object.freeze({ noStore: false, maxAgeSeconds: null, staleAllowed: true });
+const NONE_AUTHORIZED: UpstreamFreshness = Object.freeze({ noStore: true, maxAgeSeconds: null, staleAllowed: true });
 
 /** RFC 9111 section 1.2.2: a delta-seconds past the greatest value we keep counts as 2^31. */
 const MAX_DELTA_SECONDS = 2 ** 31;
@@ -78,13 +79,16 @@ function expiresLifetime(expires: string | string[], date: string | string[] | u
  * The freshness of an upstream answer for a shared cache (RFC 9111): its Cache-Control, and its
  * Expires when Cache-Control has neither max-age nor s-maxage (section 5.3). `receivedAtMs` is
  * when the answer arrived, by our clock. Invalid or conflicting freshness makes the answer stale
- * (lifetime 0): it is not stored, and our answer says max-age=0.
+ * (lifetime 0): it is not stored, and our answer says max-age=0. `authorized`: the request
+ * carried the client's Authorization (forwardAuthorization); then a shared cache may keep the
+ * answer only when it says public, s-maxage or must-revalidate (section 3.5).
  */
-export function freshnessOf(headers: ResponseHeaders, receivedAtMs: number): UpstreamFreshness {
+export function freshnessOf(headers: ResponseHeaders, receivedAtMs: number, authorized = false): UpstreamFreshness {
   const cacheControl = headers['cache-control'];
   const expires = headers['expires'];
-  if (cacheControl === undefined && expires === undefined) return NONE;
+  if (cacheControl === undefined && expires === undefined) return authorized ? NONE_AUTHORIZED : NONE;
   let noStore = false;
+  let sharedDespiteAuthorization = false;
   let maxAge: number | null = null;
   let sMaxAge: number | null = null;
   let staleAllowed = true;
@@ -101,8 +105,14 @@ export function freshnessOf(headers: ResponseHeaders, receivedAtMs: number): Ups
     else if (name === 's-maxage') {
       sMaxAge = again(sMaxAge, deltaSeconds(value));
       staleAllowed = false;
-    } else if (name === 'must-revalidate' || name === 'proxy-revalidate') staleAllowed = false;
+      sharedDespiteAuthorization = true;
+    } else if (name === 'must-revalidate') {
+      staleAllowed = false;
+      sharedDespiteAuthorization = true;
+    } else if (name === 'proxy-revalidate') staleAllowed = false;
+    else if (name === 'public') sharedDespiteAuthorization = true;
   }
+  if (authorized && !sharedDespiteAuthorization) noStore = true;
   let lifetime: number | null;
   if (maxAge === INVALID || sMaxAge === INVALID) lifetime = 0;
   // s-maxage overrides max-age and Expires in a shared cache (5.2.2.10); max-age overrides Expires (5.3).

@@ -124,11 +124,12 @@ export class UpstreamClient {
    */
   async getJson<T>(path: string, call: UpstreamCall | undefined, decode: Decode<T>): Promise<UpstreamResult<T>> {
     const options: Dispatcher.DispatchOptions = { path: this.#basePath + path, method: 'GET', headers: this.#headers.of(call), body: undefined };
+    const authorized = this.#headers.authorizes(call);
     return this.#run(true, async (attempt) => {
       const res = await this.#exchange(options, planRead, attempt);
       attempt.outcome = res.status === 404 ? 'not_found' : res.status === 200 ? 'bad_body' : 'bad_status';
       // Still 'bad_body' if the body is not JSON or the decoder refuses the record.
-      const result = readResult(res, decode, this.who, this.#clock);
+      const result = readResult(res, decode, this.who, this.#clock, authorized);
       if (result.found) attempt.outcome = 'ok';
       return result;
     });
@@ -148,11 +149,12 @@ export class UpstreamClient {
     if (write.idempotencyKey !== undefined) setHeader(headers, 'idempotency-key', write.idempotencyKey);
     const options: Dispatcher.DispatchOptions = { path: this.#basePath + path, method: write.method, headers, body: write.body };
     const idempotent = write.method === 'PUT' || write.method === 'DELETE';
+    const authorized = this.#headers.authorizes(call);
     return this.#run(idempotent, async (attempt) => {
       const res = await this.#exchange(options, planWrite, attempt);
       // 5xx counts against the breaker; 4xx is the upstream working (it refused the change).
       attempt.outcome = res.status >= 500 ? 'bad_status' : res.status === 404 ? 'not_found' : 'bad_body';
-      const result = writeResult(res, this.#maxBytes, this.who, this.#clock);
+      const result = writeResult(res, this.#maxBytes, this.who, this.#clock, authorized);
       if (res.status < 500) attempt.outcome = res.status === 404 ? 'not_found' : 'ok';
       return result;
     });

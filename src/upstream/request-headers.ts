@@ -42,6 +42,11 @@ export class RequestHeaders {
     this.#forwardClaims = [...forwarded];
   }
 
+  /** Does a request on behalf of `call` carry the client's Authorization (forwardAuthorization)? It limits what a shared cache may keep (cache-control.ts). */
+  authorizes(call: UpstreamCall | undefined): boolean {
+    return this.#forwardAuthorization && call?.authorization !== undefined;
+  }
+
   /** A new list for one request on behalf of `call` (none: the fixed headers only). */
   of(call: UpstreamCall | undefined): string[] {
     // The names pushed here are managed (config/service-checks.ts): no configured header has them.
