@@ -3,7 +3,9 @@ import type { CacheEntry } from '../cache/cache-entry.ts';
 import type { ResponseCache } from '../cache/response-cache.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { HgError } from '../lib/errors.ts';
-import { decodeEntry, encodeEntry } from './entry-codec.ts';
+import type { Logger } from '../observability/logger.ts';
+import { adoptable, type Expected } from './entry-adoption.ts';
+import { encodeEntry, isRejection, parseEntry, type Rejection } from './entry-codec.ts';
 import type { RedisLink } from './redis-link.ts';
 import type { RedisMetrics } from './redis-metrics.ts';
 import { TIER_READ, TIER_WRITE, UNLOCK } from './scripts.ts';
@@ -28,7 +30,29 @@ export interface TierTimes {
   readonly waitMs: number;
   /** How long the herd lock lives if its holder never releases it (it died), ms. */
   readonly lockMs: number;
+  /** The longest a shared absence may hold: cache.notFoundSeconds, ms. */
+  readonly absenceMs: number;
 }
+
+/** What the tier is made of: the Redis link, this pipeline's cache, and how it reports. */
+export interface TierParts {
+  readonly link: RedisLink;
+  readonly cache: ResponseCache;
+  readonly clock: Clock;
+  readonly metrics: RedisMetrics;
+  readonly logger: Logger;
+  /** This instance's name in herd locks. */
+  readonly owner: string;
+  readonly times: TierTimes;
+  /** True while an invalidation of this instance waits to be taken by Redis (InvalidationBus.pending). */
+  readonly held: () => boolean;
+}
+
+/** One local miss's question to the tier: the path and what this instance expects of its entry (entry-adoption.ts). */
+export type TierRead = Omit<Expected, 'absenceMs'>;
+
+/** Rejections that a rolling change of declarations or versions makes by the thousand: counted, logged only at debug. */
+const EXPECTED_REJECTIONS: ReadonlySet<string> = new Set(['declaration', 'version']);
 
 /**
  * The second cache tier, in Redis, between a local miss and the upstream. A miss asks Redis first
@@ -40,36 +64,40 @@ export interface TierTimes {
  * remaining lifetime as the TTL, in the background (never on a hit), unless an invalidation came
  * after the load began (scripts.ts, TIER_WRITE). While an invalidation of this instance waits to be
  * sent again (Redis did not take it), the tier is not read: a local miss goes to the upstream.
+ * What is read is checked before it is adopted (entry-adoption.ts): an entry that fails is dropped,
+ * counted and logged, and the miss goes on as if the tier had none (its own fetch then replaces it).
  */
 export class CacheTier {
   readonly #link: RedisLink;
   readonly #cache: ResponseCache;
   readonly #clock: Clock;
   readonly #metrics: RedisMetrics;
+  readonly #logger: Logger;
   readonly #owner: string;
   readonly #times: TierTimes;
-  /** True while an invalidation of this instance waits to be taken by Redis (InvalidationBus.pending). */
   readonly #held: () => boolean;
 
-  constructor(link: RedisLink, cache: ResponseCache, clock: Clock, metrics: RedisMetrics, owner: string, times: TierTimes, held: () => boolean) {
-    this.#held = held;
-    this.#link = link;
-    this.#cache = cache;
-    this.#clock = clock;
-    this.#metrics = metrics;
-    this.#owner = owner;
-    this.#times = times;
+  constructor(parts: TierParts) {
+    this.#link = parts.link;
+    this.#cache = parts.cache;
+    this.#clock = parts.clock;
+    this.#metrics = parts.metrics;
+    this.#logger = parts.logger;
+    this.#owner = parts.owner;
+    this.#times = parts.times;
+    this.#held = parts.held;
   }
 
   /**
-   * The entry for `path` from Redis, from another instance's fetch, or from `fetch` (the
-   * upstream, which stores it in the local cache). `ticket` is the local load's; `vary` this
-   * instance's Vary. A shared absence throws the source's 404, as a local one does.
+   * The entry for `read.path` from Redis, from another instance's fetch, or from `fetch` (the
+   * upstream, which stores it in the local cache). `ticket` is the local load's. A shared absence
+   * throws the source's 404, as a local one does.
    */
-  async load(path: string, ticket: number, vary: string, source: AbsenceSource, fetch: () => Promise<CacheEntry>): Promise<CacheEntry> {
+  async load(read: TierRead, ticket: number, source: AbsenceSource, fetch: () => Promise<CacheEntry>): Promise<CacheEntry> {
+    const { path } = read;
     // While an invalidation this instance made has not reached Redis, Redis may still hold what it
     // drops, older than a write answered here: the tier is not read until it has.
-    const found = this.#held() ? null : await this.#read(path, vary);
+    const found = this.#held() ? null : await this.#read(read);
     if (found === null || (found.entry !== null && this.#held())) {
       this.#metrics.tier('unavailable');
       return fetch();
@@ -81,7 +109,7 @@ export class CacheTier {
     this.#metrics.tier('miss');
     const lock = found.locked ? 'taken' : await this.#lock(path);
     if (lock === 'taken') {
-      const entry = await this.#await(path, vary);
+      const entry = await this.#await(read);
       if (entry !== null && !this.#held()) {
         this.#metrics.tier('waited');
         return this.#adopt(path, entry, ticket, source);
@@ -92,7 +120,7 @@ export class CacheTier {
       return await fetch();
     } finally {
       // What the load stored (an entry, or a cached absence) is shared; then the lock goes.
-      this.#share(path, before, found.since);
+      this.#share(read, before, found.since);
       if (lock === 'mine') this.#link.script('lock', UNLOCK, [], [this.#key('l:', path), this.#owner]).catch(() => {});
     }
   }
@@ -101,22 +129,33 @@ export class CacheTier {
     return `${this.#link.prefix}${kind}${path}`;
   }
 
-  /** One tier read; null when Redis did not answer in time. */
-  async #read(path: string, vary: string): Promise<Found | null> {
+  /** One tier read; null when Redis did not answer in time. An entry that is not adopted reads as none. */
+  async #read(read: TierRead): Promise<Found | null> {
     let answer: unknown;
     try {
-      answer = await this.#link.script('tier_read', TIER_READ, [], [this.#link.prefix, path]);
+      answer = await this.#link.script('tier_read', TIER_READ, [], [this.#link.prefix, read.path]);
     } catch {
       return null;
     }
     if (!Array.isArray(answer)) return null;
     const [since, value] = answer as [unknown, unknown];
     if (typeof since !== 'number') return null;
-    if (typeof value === 'string') {
-      const entry = decodeEntry(value, since, this.#clock.now(), vary);
-      return { since, entry, locked: false };
+    if (typeof value !== 'string') return { since, entry: null, locked: value === 1 };
+    const record = parseEntry(value);
+    const entry = isRejection(record) ? record : adoptable(record, { ...read, absenceMs: this.#times.absenceMs }, since, this.#clock.now());
+    if (entry !== null && isRejection(entry)) {
+      this.#rejected(read.path, entry);
+      return { since, entry: null, locked: false };
     }
-    return { since, entry: null, locked: value === 1 };
+    return { since, entry, locked: false };
+  }
+
+  /** An entry not adopted: counted by reason, and logged (a warning unless a rolling change explains it). */
+  #rejected(path: string, why: Rejection): void {
+    this.#metrics.rejected(why.rejected);
+    const fields = { event: 'shared-tier', path, reason: why.rejected, detail: why.detail };
+    if (EXPECTED_REJECTIONS.has(why.rejected)) this.#logger.debug('shared cache entry not adopted', fields);
+    else this.#logger.warn('shared cache entry not adopted: dropped, the upstream is asked instead', fields);
   }
 
   /** 'mine' when this instance now fetches for everyone; 'taken' when another one does; 'none' when Redis did not say. */
@@ -130,12 +169,12 @@ export class CacheTier {
   }
 
   /** Waits for another instance's fetch: its entry, or null once there is no reason to wait longer. */
-  async #await(path: string, vary: string): Promise<CacheEntry | null> {
+  async #await(read: TierRead): Promise<CacheEntry | null> {
     const deadline = this.#clock.now() + this.#times.waitMs;
     // Bounded by the deadline, and by count in case the clock does not move.
     for (let polls = Math.ceil(this.#times.waitMs / HERD_POLL_MS); polls > 0 && this.#clock.now() < deadline; polls--) {
       await sleep(HERD_POLL_MS);
-      const found = await this.#read(path, vary);
+      const found = await this.#read(read);
       if (found === null || found.entry !== null) return found?.entry ?? null;
       if (!found.locked) return null;
     }
@@ -150,11 +189,12 @@ export class CacheTier {
   }
 
   /** Writes what the load put in the local cache (if anything new) to Redis, in the background. */
-  #share(path: string, before: CacheEntry | undefined, since: number): void {
+  #share(read: TierRead, before: CacheEntry | undefined, since: number): void {
+    const { path } = read;
     const after = this.#cache.get(path);
     if (after === undefined || after === before) return;
     const now = this.#clock.now();
-    const payload = encodeEntry(after, now);
+    const payload = encodeEntry(after, now, path, read.shape.fingerprint);
     if (payload === null) return;
     const ttl = Math.ceil(after.expiresAtMs - now);
     this.#link.script('tier_write', TIER_WRITE, [], [this.#link.prefix, path, since, ttl, payload, ...after.groups]).then(

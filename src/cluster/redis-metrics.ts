@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { BREAKER_STATE, type BreakerStateName } from '../observability/metrics.ts';
+import type { RejectReason } from './entry-codec.ts';
 import type { RedisOp } from './redis-link.ts';
 
 /** How one Redis call ended: answered, an error reply, past its deadline, no connection, or refused by the open breaker. */
@@ -26,6 +27,7 @@ export class RedisMetrics {
   readonly #seconds: Histogram<'op'>;
   readonly #fallbacks: Counter;
   readonly #tier: Counter<'outcome'>;
+  readonly #rejected: Counter<'reason'>;
   readonly #invalidations: Counter<'direction'>;
   readonly #resyncs: Counter;
   #link: LinkState | null = null;
@@ -56,6 +58,7 @@ export class RedisMetrics {
     this.#seconds = new Histogram({ name: 'hypergate_redis_call_duration_seconds', help: 'Time of Redis calls that answered, in seconds', labelNames: ['op'], buckets: BUCKETS_S, registers });
     this.#fallbacks = new Counter({ name: 'hypergate_rate_limit_fallback_total', help: 'Cluster rate-limit decisions made by this instance alone because Redis did not answer in time', registers });
     this.#tier = new Counter({ name: 'hypergate_shared_cache_total', help: 'Local cache misses by what the shared tier did: hit, miss, unavailable, waited (for another instance\'s fetch), stored', labelNames: ['outcome'], registers });
+    this.#rejected = new Counter({ name: 'hypergate_shared_tier_rejected_total', help: 'Entries read from the shared tier and not adopted, by reason: format, version, identity (written for another path), declaration (rendered under another), freshness, header, body', labelNames: ['reason'], registers });
     this.#invalidations = new Counter({ name: 'hypergate_invalidations_total', help: 'Invalidation broadcasts: sent, received from other instances, queued (Redis did not take it in time)', labelNames: ['direction'], registers });
     this.#resyncs = new Counter({ name: 'hypergate_cache_resyncs_total', help: 'Local caches cleared because the invalidation subscription dropped and came back', registers });
   }
@@ -75,6 +78,10 @@ export class RedisMetrics {
 
   tier(outcome: TierOutcome): void {
     this.#tier.inc({ outcome });
+  }
+
+  rejected(reason: RejectReason): void {
+    this.#rejected.inc({ reason });
   }
 
   invalidation(direction: 'sent' | 'received' | 'queued'): void {

@@ -28,11 +28,13 @@ export class RedisSharedState implements SharedState {
   readonly #bus: InvalidationBus;
   #cache: () => ResponseCache | null = () => null;
   readonly #clock: Clock;
+  readonly #logger: Logger;
   /** This instance's name in locks and messages: random, so two processes never share one. */
   readonly #origin = randomBytes(9).toString('base64url');
 
   constructor(config: Config, clock: Clock, logger: Logger, metrics: Metrics) {
     this.#clock = clock;
+    this.#logger = logger;
     this.#metrics = new RedisMetrics(metrics.registry);
     this.#link = new RedisLink(config.redis, clock, logger, this.#metrics);
     this.#bus = new InvalidationBus(this.#link, () => this.#cache(), this.#metrics, logger, this.#origin, invalidationMarkMs(config));
@@ -62,7 +64,8 @@ export class RedisSharedState implements SharedState {
   tier(cache: ResponseCache, config: Config): CacheTier | null {
     if (config.cache.shared === false) return null;
     const waitMs = upstreamDeadlineMs(config);
-    return new CacheTier(this.#link, cache, this.#clock, this.#metrics, this.#origin, { waitMs, lockMs: leaseMs(config) }, () => this.#bus.pending);
+    const times = { waitMs, lockMs: leaseMs(config), absenceMs: config.cache.notFoundSeconds * 1000 };
+    return new CacheTier({ link: this.#link, cache, clock: this.#clock, metrics: this.#metrics, logger: this.#logger, owner: this.#origin, times, held: () => this.#bus.pending });
   }
 
   async close(): Promise<void> {

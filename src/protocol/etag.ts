@@ -3,6 +3,13 @@ import { createHash } from 'node:crypto';
 /** Characters of the render suffix: 8 base64url characters, 48 bits. */
 const SUFFIX_CHARS = 8;
 
+/** A strong or weak entity-tag as RFC 9110 section 8.8.3 spells it (no CR, LF or other control character). */
+const ENTITY_TAG = /^(W\/)?"[\x21\x23-\x7e\x80-\xff]*"$/;
+
+export function isEntityTag(value: string): boolean {
+  return ENTITY_TAG.test(value);
+}
+
 /** A strong validator made from the exact bytes of a body (RFC 9110 section 8.8.3): when the upstream gives none. */
 export function bodyEtag(body: string): string {
   return `"${createHash('sha256').update(body, 'utf8').digest('base64url').slice(0, 27)}"`;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ClaimTable } from '../auth/claims.ts';
 import type { Config, FieldTypeName, ResourceConfig, WriteOrReadMethod } from '../config/types.ts';
 import { HgError } from '../lib/errors.ts';
@@ -50,6 +51,12 @@ export interface CompiledResource {
   readonly name: string;
   /** The declaration as written (JSON): what its renderings depend on, for ETags (etag.ts renderSuffix). */
   readonly declaration: string;
+  /**
+   * A digest of everything its stored renderings depend on: the name (the embedded relation of its
+   * pages), the declaration (fields, exposed fields, links, templates, collection) and the lifetime
+   * (their Cache-Control). The shared tier adopts only entries made under the same one.
+   */
+  readonly fingerprint: string;
   /** The noun for one item (problem codes, messages, schema names). */
   readonly singular: string;
   /** The API root's relation for the item template, or null. */
@@ -176,9 +183,12 @@ function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): Com
       },
     };
   }
+  const declaration = JSON.stringify(r);
+  const maxAgeSeconds = r.maxAgeSeconds ?? config.cache.maxAgeSeconds;
   return {
     name,
-    declaration: JSON.stringify(r),
+    declaration,
+    fingerprint: createHash('sha256').update(JSON.stringify([name, declaration, maxAgeSeconds])).digest('base64url').slice(0, 22),
     singular,
     rel: r.rel,
     item,
@@ -193,7 +203,7 @@ function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): Com
     links: compileLinks(r.links, params),
     scope: r.scope ?? config.auth.requiredScope,
     owner,
-    maxAgeSeconds: r.maxAgeSeconds ?? config.cache.maxAgeSeconds,
+    maxAgeSeconds,
     collection,
     methods: new Set(r.methods),
     writeScope: r.writeScope ?? `${name}:write`,

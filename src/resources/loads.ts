@@ -58,8 +58,12 @@ export class Loads {
     if (running !== undefined) return running.then((entry) => (personal(entry) ? this.#alone(path, source, values, call) : entry));
     const { cache, tier } = this.#ctx;
     const ticket = cache.beginLoad();
+    const shape = source.shared;
     // With a shared tier (Redis), it is asked first and the upstream only when it has nothing.
-    const work = tier === null ? async () => source.load(path, values, call, ticket) : async () => tier.load(path, ticket, this.#vary, source, () => source.load(path, values, call, ticket));
+    const work =
+      tier === null || shape === undefined
+        ? async () => source.load(path, values, call, ticket)
+        : async () => tier.load({ path, shape, groups: source.groups(values), vary: this.#vary }, ticket, source, () => source.load(path, values, call, ticket));
     return this.#flights.start(path, ticket, work, () => cache.endLoad(ticket));
   }
 

@@ -1,4 +1,5 @@
 import type { CacheEntry } from '../cache/cache-entry.ts';
+import type { SharedShape } from '../cluster/entry-adoption.ts';
 import { HgError } from '../lib/errors.ts';
 import type { UpstreamCall } from '../upstream/call.ts';
 import type { CompiledCollection, CompiledResource } from './compile.ts';
@@ -12,6 +13,7 @@ import type { Source } from './source.ts';
 export function itemSource(r: CompiledResource, entries: EntryStore): Source {
   const suffixes = entries.suffixesOf(r.declaration);
   const source: Source = {
+    shared: { fingerprint: r.fingerprint, maxAgeSeconds: r.maxAgeSeconds, embeddedRel: null, suffixes },
     notFound: () => r.notFound(),
     groups: (values) => r.groups(values),
     load: async (path, values, call, ticket) => {
@@ -47,6 +49,12 @@ export class CollectionSource implements Source {
     this.#entries = entries;
     this.#paging = paging;
     this.#items = items;
+  }
+
+  /** Made when asked for (a miss), so a page's source allocates nothing more on a hit. Pages carry no validator. */
+  get shared(): SharedShape {
+    const r = this.#r;
+    return { fingerprint: r.fingerprint, maxAgeSeconds: r.maxAgeSeconds, embeddedRel: r.name, suffixes: null };
   }
 
   notFound(): HgError {

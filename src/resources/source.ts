@@ -1,4 +1,5 @@
 import type { CacheEntry } from '../cache/cache-entry.ts';
+import type { SharedShape } from '../cluster/entry-adoption.ts';
 import type { HgError } from '../lib/errors.ts';
 import type { UpstreamCall } from '../upstream/call.ts';
 import type { ParamValue } from './params.ts';
@@ -16,4 +17,10 @@ export interface Source {
   notFound(): HgError;
   /** Made by the gateway itself (the API root): a miss waits for no upstream, and the access line says none. */
   readonly local?: boolean;
+  /**
+   * What its entries look like, to check one read from the shared tier (Redis) before adopting it;
+   * absent for a source whose entries never go through the tier (the API root: rendering it here
+   * is cheaper than asking Redis, and only this instance's table says what it is).
+   */
+  readonly shared?: SharedShape;
 }

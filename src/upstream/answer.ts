@@ -1,6 +1,7 @@
 import type { Clock } from '../lib/clock.ts';
 import { HgError } from '../lib/errors.ts';
 import type { Answer, BodyPlan, PlanBody } from '../lib/exchange.ts';
+import { isEntityTag } from '../protocol/etag.ts';
 import { freshnessOf, type UpstreamFreshness } from './cache-control.ts';
 
 /**
@@ -29,11 +30,9 @@ export interface WriteResult {
  */
 export type Decode<T> = (json: unknown) => T;
 
-/** A strong or weak entity-tag as RFC 9110 section 8.8.3 spells it; anything else is ignored. */
-const ENTITY_TAG = /^(W\/)?"[\x21\x23-\x7e\x80-\xff]*"$/;
-
+/** The upstream's ETag when it is one entity-tag (etag.ts); anything else is ignored. */
 function etagOf(value: string | string[] | undefined): string | null {
-  return typeof value === 'string' && ENTITY_TAG.test(value) ? value : null;
+  return typeof value === 'string' && isEntityTag(value) ? value : null;
 }
 
 /** Age (RFC 9111 section 5.1) in whole seconds; 0 when absent or not a positive integer. */

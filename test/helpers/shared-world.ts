@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { after, before } from 'node:test';
 import { mergeConfig } from '../../src/config/load.ts';
+import type { Logger } from '../../src/observability/logger.ts';
 import { ManualClock } from './clock.ts';
 import { startGateway, type RunningGateway } from './gateway.ts';
 import { makeKey, signToken, startJwksServer, type JwksServer, type TestKey, type TokenOptions } from './keys.ts';
@@ -26,8 +27,8 @@ export interface SharedWorld {
   token(options?: TokenOptions): Promise<string>;
   /** The config every instance of this world is started with (before per-instance overrides). */
   config(overrides?: unknown): unknown;
-  /** Starts one more instance and waits until it is subscribed. */
-  add(overrides?: unknown, clock?: ManualClock): Promise<RunningGateway>;
+  /** Starts one more instance and waits until it is subscribed (`logger`: to read its log lines). */
+  add(overrides?: unknown, clock?: ManualClock, logger?: Logger): Promise<RunningGateway>;
   close(): Promise<void>;
 }
 
@@ -58,8 +59,8 @@ export async function startSharedWorld(redis: RedisServer, count: number, overri
     const answer = (await redis.command('PUBSUB', 'NUMSUB', `${prefix}invalidate`)) as [string, number];
     return answer[1];
   };
-  const add = async (more: unknown = {}, clock = new ManualClock()): Promise<RunningGateway> => {
-    const gw = await startGateway(config(more), { clock });
+  const add = async (more: unknown = {}, clock = new ManualClock(), logger?: Logger): Promise<RunningGateway> => {
+    const gw = await startGateway(config(more), logger === undefined ? { clock } : { clock, logger });
     gateways.push(gw);
     clocks.push(clock);
     const want = gateways.length;
