@@ -15,7 +15,7 @@ const SERVICE_KEYS = {
     failures: integer({ min: 0, max: 1_000_000, default: 5, doc: 'Consecutive failed upstream requests (refused, reset, time-out, 5xx) that open the circuit breaker; `0` never opens it. See [Upstream failures](errors.md#upstream-failures).' }),
     cooldownMs: integer({ min: 1, max: MAX_MS, unit: 'ms', default: 5000, doc: 'How long an open breaker answers misses with 503 at once before one probe request may pass.' }),
   }),
-  forwardAuthorization: boolean({ default: false, doc: 'Send the client\'s `Authorization` header on to this service. Off: the service never sees client tokens.' }),
+  forwardAuthorization: boolean({ default: false, doc: 'Send the client\'s `Authorization` header on to this service. Off: the service never sees client tokens. On: its answers are cached only when they say `public`, `s-maxage` or `must-revalidate` (see [Caching](caching.md#entries-and-freshness)).' }),
   headers: map(headerValue(), {
     default: {},
     doc: 'Fixed headers added to every request to this service: name → value, or name → `{"env": "VARIABLE"}` to read the value from the environment at start (secrets stay out of the file and out of every log and error). Names are checked at start; the gateway\'s own headers (`Host`, `Content-Length`, `X-Request-Id`, `traceparent`, `Authorization`, ...) cannot be set.',
