@@ -5,7 +5,7 @@ import type { Clock } from '../lib/clock.ts';
 import type { HgError } from '../lib/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { adoptable, type Expected } from './entry-adoption.ts';
-import { encodeEntry, isRejection, parseEntry, type Rejection } from './entry-codec.ts';
+import { encodeEntry, isRejection, parseEntry, type RejectReason, type Rejection } from './entry-codec.ts';
 import type { RedisLink } from './redis-link.ts';
 import type { RedisMetrics } from './redis-metrics.ts';
 import { TIER_READ, TIER_WRITE, UNLOCK } from './scripts.ts';
@@ -52,7 +52,7 @@ export interface TierParts {
 export type TierRead = Omit<Expected, 'absenceMs'>;
 
 /** Rejections that a rolling change of declarations or versions makes by the thousand: counted, logged only at debug. */
-const EXPECTED_REJECTIONS: ReadonlySet<string> = new Set(['declaration', 'version']);
+const EXPECTED_REJECTIONS: ReadonlySet<RejectReason> = new Set<RejectReason>(['declaration', 'version']);
 
 /**
  * The second cache tier, in Redis, between a local miss and the upstream. A miss asks Redis first
