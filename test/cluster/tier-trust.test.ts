@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { configWith, mergeConfig } from '../../src/config/load.ts';
+import { mergeConfig } from '../../src/config/load.ts';
+import { configWith } from '../../src/gateway/load-config.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { bearer, get, type HttpAnswer } from '../helpers/gateway.ts';
 import type { RunningGateway } from '../helpers/gateway.ts';
