@@ -33,8 +33,12 @@ export interface IdempotencyStore {
    * abandoned lapses after the store's lease (the instance holding it may have died).
    */
   begin(subject: string, key: string, fingerprint: string, ttlSeconds: number): Promise<IdempotencyBegin>;
-  /** Stores the final answer of the request that claimed the key, for ttlSeconds. */
-  complete(subject: string, key: string, fingerprint: string, answer: IdempotentAnswer, ttlSeconds: number): Promise<void>;
+  /**
+   * Stores the final answer of the request that claimed the key, for ttlSeconds. `claimedAt`
+   * (performance.now() when the key was claimed) dates the claim: a store that cannot take the
+   * answer at once keeps trying until the claim's lease has run out, and no longer.
+   */
+  complete(subject: string, key: string, fingerprint: string, answer: IdempotentAnswer, ttlSeconds: number, claimedAt?: number): Promise<void>;
   /** Forgets an unfinished claim (its outcome is unknown or it failed before anything was sent), so a retry may run. */
   abandon(subject: string, key: string, fingerprint: string): Promise<void>;
 }

@@ -39,6 +39,16 @@ export class RedisUnavailable extends Error {
 /** What a call is for: the label of its metrics. */
 export type RedisOp = 'tier_read' | 'tier_write' | 'lock' | 'rate' | 'invalidate' | 'idempotency';
 
+/**
+ * Which of the link's refusals a call may pass. `ordinary` (a request's own calls): none, so a
+ * request never waits behind an overdue call or calls a Redis the breaker has given up on.
+ * `despite-overdue`: sent even while an earlier call is overdue, within its own deadline (the
+ * invalidation a write's answer waits for). `despite-breaker`: also sent while the breaker is open
+ * (what a write owes after its answer, which must be stored while Redis answers at all); its outcome
+ * does not move the breaker, which judges ordinary calls.
+ */
+export type Urgency = 'ordinary' | 'despite-overdue' | 'despite-breaker';
+
 /** A Redis error reply (ioredis' ReplyError): Redis answered, so the connection is fine. */
 function isReply(err: unknown): err is Error {
   return err instanceof Error && err.name === 'ReplyError';
@@ -109,16 +119,17 @@ export class RedisLink {
 
   /**
    * Runs one call within `deadlineMs`. Rejects with RedisUnavailable when it cannot answer in
-   * time (or at all), or with Redis's own error reply.
+   * time (or at all), or with Redis's own error reply. `urgency` says which refusals it may pass.
    */
-  call<T>(op: RedisOp, run: (client: Redis) => Promise<T>, deadlineMs = this.#timeoutMs): Promise<T> {
+  call<T>(op: RedisOp, run: (client: Redis) => Promise<T>, deadlineMs = this.#timeoutMs, urgency: Urgency = 'ordinary'): Promise<T> {
     if (this.#closed) return this.#refuse(op, 'closed');
     if (this.#client.status !== 'ready') return this.#refuse(op, 'down');
     // Redis answers the commands of a connection in order: while an earlier one is overdue, this
     // one cannot be answered in time either. Refused at once, a request's Redis calls one after
     // another (rate decision, tier read, lock) cost it one deadline in all, not one each.
-    if (this.#overdue > 0) return this.#refuse(op, 'timeout');
-    const admit = this.#breaker.admit();
+    if (this.#overdue > 0 && urgency === 'ordinary') return this.#refuse(op, 'timeout');
+    const judged = urgency !== 'despite-breaker';
+    const admit = judged ? this.#breaker.admit() : 0;
     if (admit > 0) return this.#refuse(op, 'breaker');
     const probe = admit === PROBE;
     const started = performance.now();
@@ -126,7 +137,7 @@ export class RedisLink {
       const deadline = new Deadline(deadlineMs, 'the Redis call passed its deadline', {
         abort: () => {
           this.#overdue++;
-          this.#breaker.failed(probe);
+          if (judged) this.#breaker.failed(probe);
           this.#metrics.call(op, 'timeout', performance.now() - started);
           reject(new RedisUnavailable('timeout'));
         },
@@ -140,15 +151,15 @@ export class RedisLink {
         (value) => {
           if (late()) return;
           deadline.clear();
-          this.#breaker.succeeded(probe);
+          if (judged) this.#breaker.succeeded(probe);
           this.#metrics.call(op, 'ok', performance.now() - started);
           resolve(value);
         },
         (err: unknown) => {
           if (late()) return;
           deadline.clear();
-          if (isReply(err)) this.#breaker.succeeded(probe);
-          else this.#breaker.failed(probe);
+          if (judged && isReply(err)) this.#breaker.succeeded(probe);
+          else if (judged) this.#breaker.failed(probe);
           this.#metrics.call(op, isReply(err) ? 'error' : 'down', performance.now() - started);
           reject(isReply(err) ? err : new RedisUnavailable('down'));
         },
@@ -161,7 +172,7 @@ export class RedisLink {
    * answers NOSCRIPT (the reply's error code, its first word: https://redis.io/docs/latest/commands/evalsha/);
    * then it is sent whole once (EVAL, which also caches it again).
    */
-  script(op: RedisOp, script: LuaScript, keys: readonly string[], args: readonly (string | number)[], deadlineMs?: number): Promise<unknown> {
+  script(op: RedisOp, script: LuaScript, keys: readonly string[], args: readonly (string | number)[], deadlineMs?: number, urgency: Urgency = 'ordinary'): Promise<unknown> {
     return this.call(
       op,
       async (client) => {
@@ -173,6 +184,7 @@ export class RedisLink {
         }
       },
       deadlineMs,
+      urgency,
     );
   }
 

@@ -30,6 +30,7 @@ export class RedisMetrics {
   readonly #rejected: Counter<'reason'>;
   readonly #invalidations: Counter<'direction'>;
   readonly #resyncs: Counter;
+  readonly #unstored: Counter;
   #link: LinkState | null = null;
 
   constructor(registry: Registry) {
@@ -61,6 +62,7 @@ export class RedisMetrics {
     this.#rejected = new Counter({ name: 'hypergate_shared_tier_rejected_total', help: 'Entries read from the shared tier and not adopted, by reason: format, version, identity (written for another path), declaration (rendered under another), freshness, header, body', labelNames: ['reason'], registers });
     this.#invalidations = new Counter({ name: 'hypergate_invalidations_total', help: 'Invalidation broadcasts: sent, received from other instances, queued (Redis did not take it in time)', labelNames: ['direction'], registers });
     this.#resyncs = new Counter({ name: 'hypergate_cache_resyncs_total', help: 'Local caches cleared because the invalidation subscription dropped and came back', registers });
+    this.#unstored = new Counter({ name: 'hypergate_idempotency_unstored_total', help: 'Final answers of writes with an Idempotency-Key that Redis did not take before their claim lapsed (a retry may make the change again)', registers });
   }
 
   watch(link: LinkState): void {
@@ -90,5 +92,9 @@ export class RedisMetrics {
 
   resync(): void {
     this.#resyncs.inc();
+  }
+
+  unstored(): void {
+    this.#unstored.inc();
   }
 }

@@ -38,7 +38,7 @@ export class RedisSharedState implements SharedState {
     this.#metrics = new RedisMetrics(metrics.registry);
     this.#link = new RedisLink(config.redis, clock, logger, this.#metrics);
     this.#bus = new InvalidationBus(this.#link, () => this.#cache(), this.#metrics, logger, this.#origin, invalidationMarkMs(config));
-    this.idempotency = new RedisIdempotencyStore(this.#link, leaseMs(config));
+    this.idempotency = new RedisIdempotencyStore(this.#link, leaseMs(config), this.#metrics, logger);
   }
 
   attach(cache: () => ResponseCache): void {

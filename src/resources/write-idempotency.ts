@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { HgError } from '../lib/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { problemRecord } from '../protocol/problem.ts';
@@ -51,22 +52,25 @@ export interface KeyedWrite {
  * late would otherwise hold the key "in progress" (409) and then lapse, letting a retry make the
  * change twice; with no claim there, it is stored all the same (unless the key already holds a
  * final answer, or a record of another request body).
- * Keeping the record is best effort and is not waited for: a store that fails or is slow (Redis
- * may take 10 × redis.timeoutMs) never changes or delays the answer. It is asked before the answer
- * is written, so a retry that follows the answer finds the record.
+ * Keeping the record is not waited for: a store that fails or is slow never changes or delays the
+ * answer. It is asked before the answer is written, so a retry that follows the answer finds the
+ * record, and the Redis store keeps trying until the claim's lease runs out (redis-idempotency.ts).
  */
 export class IdempotencyClaim {
   /** No Idempotency-Key: the outcome is kept nowhere. */
-  static readonly NONE = new IdempotencyClaim(null, null, null);
+  static readonly NONE = new IdempotencyClaim(null, null, null, 0);
 
   readonly #store: IdempotencyStore | null;
   readonly #write: KeyedWrite | null;
   readonly #state: 'new' | 'unavailable' | null;
+  /** performance.now() when the claim was asked for: its lease runs from then. */
+  readonly #claimedAt: number;
 
-  private constructor(store: IdempotencyStore | null, write: KeyedWrite | null, state: 'new' | 'unavailable' | null) {
+  private constructor(store: IdempotencyStore | null, write: KeyedWrite | null, state: 'new' | 'unavailable' | null, claimedAt: number) {
     this.#store = store;
     this.#write = write;
     this.#state = state;
+    this.#claimedAt = claimedAt;
   }
 
   /**
@@ -77,6 +81,7 @@ export class IdempotencyClaim {
    */
   static async begin(store: IdempotencyStore, write: KeyedWrite | null, logger: Logger, requestId: string): Promise<IdempotencyClaim | IdempotentAnswer> {
     if (write === null) return IdempotencyClaim.NONE;
+    const claimedAt = performance.now();
     const begun = await store.begin(write.scope, write.key, write.fingerprint, write.ttlSeconds);
     switch (begun.state) {
       case 'completed':
@@ -87,9 +92,9 @@ export class IdempotencyClaim {
         throw new HgError('HG_ERR_IDEMPOTENCY_KEY_REUSED');
       case 'unavailable':
         logger.warn('idempotency records unavailable: the write goes on without one', { reqId: requestId, event: 'idempotency' });
-        return new IdempotencyClaim(store, write, 'unavailable');
+        return new IdempotencyClaim(store, write, 'unavailable', claimedAt);
       case 'new':
-        return new IdempotencyClaim(store, write, 'new');
+        return new IdempotencyClaim(store, write, 'new', claimedAt);
     }
   }
 
@@ -101,7 +106,7 @@ export class IdempotencyClaim {
     const store = this.#store;
     const write = this.#write;
     if (store === null || write === null) return DONE;
-    return store.complete(write.scope, write.key, write.fingerprint, answer, write.ttlSeconds).catch(() => {});
+    return store.complete(write.scope, write.key, write.fingerprint, answer, write.ttlSeconds, this.#claimedAt).catch(() => {});
   }
 
   /** The outcome is known and is this refusal: its problem answer is final. */
