@@ -72,10 +72,12 @@ export class InvalidationBus {
    * again: `queued` counts invalidations Redis did not take at once, not the seconds it stays down.
    */
   #send(keys: readonly string[] | null, groups: readonly string[], deadlineMs: number, again: boolean): Promise<number | null> {
+    // A write's answer waits for this (read-your-write on the other instances): it is sent even
+    // while a request's call is overdue, within its own deadline.
     const sent =
       keys === null
-        ? this.#link.script('invalidate', CLEAR, [], [this.#link.prefix, this.#markMs, JSON.stringify({ o: this.#origin } satisfies Message)], deadlineMs)
-        : this.#link.script('invalidate', INVALIDATE, [], [this.#link.prefix, this.#markMs, JSON.stringify({ o: this.#origin, k: keys, g: groups } satisfies Message), keys.length, ...keys, ...groups], deadlineMs);
+        ? this.#link.script('invalidate', CLEAR, [], [this.#link.prefix, this.#markMs, JSON.stringify({ o: this.#origin } satisfies Message)], deadlineMs, 'despite-overdue')
+        : this.#link.script('invalidate', INVALIDATE, [], [this.#link.prefix, this.#markMs, JSON.stringify({ o: this.#origin, k: keys, g: groups } satisfies Message), keys.length, ...keys, ...groups], deadlineMs, 'despite-overdue');
     return sent.then(
       (reached) => {
         this.#metrics.invalidation('sent');

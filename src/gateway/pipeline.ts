@@ -55,6 +55,9 @@ export interface PipelineParts {
   readonly shared: SharedState;
 }
 
+/** What a write waits for when there are no other instances to tell. */
+const DONE: Promise<null> = Promise.resolve(null);
+
 export const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
 /**
@@ -87,7 +90,7 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
   // One table for the router and the OpenAPI document, so the document lists exactly what answers.
   const routes: RouteDef[] = [...apiRootRoutes(ctx, serving, access, table), ...readRoutes(table, serving, access)];
   // A write's invalidation reaches every instance (shared state), as a purge does.
-  routes.push(...writeRoutes(table, { ctx, parts: serving, access, idempotency: parts.shared.idempotency, invalidate: (keys, groups) => void parts.shared.invalidate(keys, groups) }));
+  routes.push(...writeRoutes(table, { ctx, parts: serving, access, idempotency: parts.shared.idempotency, invalidate: (keys, groups) => parts.shared.invalidate(keys, groups).instances ?? DONE }));
   routes.push(...openApiRoutes(ctx, serving, access, () => routes, table));
   const router = createRouter(routes, metrics.requests);
   const cors = config.cors.origins.length > 0 ? new CorsPolicy(config.cors) : null;

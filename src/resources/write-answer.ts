@@ -16,10 +16,25 @@ export function invalidateAfter(run: WriteRun): void {
   const { values } = run.checked;
   if (collection === null) {
     const { keys, groups } = r.invalidation(run.path, values, method === 'DELETE');
-    run.deps.invalidate(keys, groups);
+    tell(run, keys, groups);
   } else {
-    run.deps.invalidate([], [collection.pagesGroup(values)]);
+    tell(run, [], [collection.pagesGroup(values)]);
   }
+}
+
+/** One invalidation of this write, its broadcast kept for the answer to wait for. */
+function tell(run: WriteRun, keys: readonly string[], groups: readonly string[]): void {
+  run.published.push(run.deps.invalidate(keys, groups));
+}
+
+/**
+ * The upstream accepted the write for later (202, RFC 9110 section 15.3.3): nothing is made yet,
+ * so nothing is stored as the item and no Location is given; what the cache holds may change
+ * at any moment, so it is dropped. Final under an Idempotency-Key (a retry would submit it again).
+ */
+export function accepted(run: WriteRun): IdempotentAnswer {
+  invalidateAfter(run);
+  return { status: 202, headers: { 'Cache-Control': 'no-store' }, body: '' };
 }
 
 /**
@@ -57,7 +72,7 @@ export function answered(run: WriteRun, result: WriteResult, ticket: number): Id
     resource = member.resource;
     stale = overtaken(itemPath, r.groups(itemValues));
     // A remembered 404 of the new item's path must not outlive its creation.
-    deps.invalidate([itemPath], []);
+    tell(run, [itemPath], []);
   } else {
     resource = itemFromRecord(r, r.record.resolve(result.json), values, path);
   }

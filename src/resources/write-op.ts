@@ -19,8 +19,10 @@ export interface WriteDeps {
   /**
    * The one invalidation operation: drops these keys and groups here (and, with shared state,
    * on every instance). Writes call it after the upstream changed (or may have changed) the item.
+   * The promise (never rejected) settles when the other instances have been told (Redis took the
+   * broadcast) or when it could not be within redis.timeoutMs (it is then sent again later).
    */
-  readonly invalidate: (keys: readonly string[], groups: readonly string[]) => void;
+  readonly invalidate: (keys: readonly string[], groups: readonly string[]) => Promise<unknown>;
 }
 
 /** One write route: the resource, the method, and whether it acts on the collection (POST) or an item. */
@@ -57,4 +59,6 @@ export interface WriteRun {
   /** The request path (canonical: it matched the route's template). */
   readonly path: string;
   readonly checked: CheckedWrite;
+  /** The broadcasts of this write's invalidations: its answer waits for them (read-your-write on other instances). */
+  readonly published: Promise<unknown>[];
 }

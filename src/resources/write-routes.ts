@@ -7,7 +7,7 @@ import { callOf } from '../upstream/trace-context.ts';
 import type { WriteResult } from '../upstream/client.ts';
 import type { IdempotentAnswer } from '../cluster/idempotency.ts';
 import type { CompiledCollection, ResourceTable } from './compile.ts';
-import { answered, invalidateAfter, writeAnswer } from './write-answer.ts';
+import { accepted, answered, invalidateAfter, writeAnswer } from './write-answer.ts';
 import { checkWrite } from './write-checks.ts';
 import { writeDocs } from './write-docs.ts';
 import { fingerprintOf, IdempotencyClaim, idempotencyScope, type KeyedWrite } from './write-idempotency.ts';
@@ -54,36 +54,78 @@ async function write(op: WriteOp, deps: WriteDeps, req: IncomingMessage, res: Hg
 async function stages(op: WriteOp, deps: WriteDeps, req: IncomingMessage, res: HgResponse, path: string): Promise<void> {
   const { ctx } = deps;
   const checked = await checkWrite(op, deps, req, res, path);
-  const run: WriteRun = { op, deps, path, checked };
+  const run: WriteRun = { op, deps, path, checked, published: [] };
   const call = callOf(req, res.requestId, checked.principal.claims);
   const claim = await IdempotencyClaim.begin(deps.idempotency, keyedWrite(run, req), ctx.logger, res.requestId);
   if (!(claim instanceof IdempotencyClaim)) return writeAnswer(res, claim);
 
   const ticket = ctx.cache.beginLoad();
+  let answer: IdempotentAnswer;
   try {
-    const result = await sent(run, claim, call);
-    if (result.status < 200 || result.status >= 300) {
-      const refused = refusal(op, result);
-      // A 404 says the item is gone; a 5xx may have changed it: both drop what the cache holds.
-      if (result.status === 404 || result.status >= 500) invalidateAfter(run);
-      void claim.upstreamRefused(result.status, refused);
-      throw refused;
-    }
-    let answer: IdempotentAnswer;
-    try {
-      answer = answered(run, result, ticket);
-    } catch (err) {
-      // The upstream made the change (a 2xx) but its answer cannot be rendered (no record, an
-      // invalid one): the outcome is known, so the 502 is final. A retry that ran again would make
-      // the change twice, which is what the key is for.
-      void (err instanceof HgError ? claim.refused(err) : claim.unknown());
-      throw err;
-    }
-    void claim.final(answer);
-    writeAnswer(res, answer);
+    answer = await outcome(run, claim, call, ticket);
   } finally {
     ctx.cache.endLoad(ticket);
+    // Read-your-write on every instance: no answer (nor problem) before the other instances were
+    // told what this write dropped, or redis.timeoutMs passed trying.
+    await Promise.all(run.published);
   }
+  writeAnswer(res, answer);
+}
+
+/**
+ * Did the upstream take the write (RFC 9110 section 15.3: a 2xx; section 15.4.4: a 303 and the
+ * other redirects to a POST say it was processed and where to look), whatever its body says?
+ */
+function acknowledged(method: WriteMethod, status: number): boolean {
+  return (status >= 200 && status < 300) || (method === 'POST' && status >= 300 && status < 400);
+}
+
+/**
+ * A write the upstream took whose answer cannot be shown (its body could not be read, or a
+ * redirect to a POST the gateway does not follow): 502, but the change was made, so the answer
+ * is final under the key and a retry replays it rather than make the change again.
+ */
+function unshowable(run: WriteRun, status: number, unreadable: string | null): HgError {
+  const { r, method } = run.op;
+  const why = unreadable === null ? 'a redirect the gateway does not follow' : `but ${unreadable}`;
+  return new HgError('HG_ERR_UPSTREAM_BAD_GATEWAY', { detail: `${r.service.who} took the ${method} (status ${status}), ${why}: the change was made, and is not made again for a retry with the same Idempotency-Key.` });
+}
+
+/** Stages 3 and 4: the upstream's answer, the cache told, the claim told; the final answer, or the problem to answer. */
+async function outcome(run: WriteRun, claim: IdempotencyClaim, call: Parameters<typeof sendWrite>[1], ticket: number): Promise<IdempotentAnswer> {
+  const { op } = run;
+  const result = await sent(run, claim, call);
+  if (result.status === 202) {
+    const answer = accepted(run);
+    void claim.final(answer);
+    return answer;
+  }
+  const isSuccess = result.status >= 200 && result.status < 300;
+  if (acknowledged(op.method, result.status) && (!isSuccess || (result.unreadable !== null && op.method !== 'DELETE'))) {
+    invalidateAfter(run);
+    const err = unshowable(run, result.status, result.unreadable);
+    void claim.refused(err);
+    throw err;
+  }
+  if (!isSuccess) {
+    const refused = refusal(op, result);
+    // A 404 says the item is gone; a 5xx may have changed it: both drop what the cache holds.
+    if (result.status === 404 || result.status >= 500) invalidateAfter(run);
+    void claim.upstreamRefused(result.status, refused);
+    throw refused;
+  }
+  let answer: IdempotentAnswer;
+  try {
+    answer = answered(run, result, ticket);
+  } catch (err) {
+    // The upstream made the change (a 2xx) but its answer cannot be rendered (no record, an
+    // invalid one): the outcome is known, so the 502 is final. A retry that ran again would make
+    // the change twice, which is what the key is for.
+    void (err instanceof HgError ? claim.refused(err) : claim.unknown());
+    throw err;
+  }
+  void claim.final(answer);
+  return answer;
 }
 
 /** The upstream's answer to the write; when it fails, the claim and the cache learn what is known of the outcome. */

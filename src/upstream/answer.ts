@@ -17,8 +17,13 @@ export interface WriteResult {
   readonly status: number;
   readonly etag: string | null;
   readonly freshness: UpstreamFreshness;
-  /** The parsed body of a JSON answer, undefined for none. */
+  /** The parsed body of a JSON answer, undefined for none (or one that could not be read). */
   readonly json: unknown;
+  /**
+   * Why a JSON body it sent could not be read (not valid JSON, over maxResponseBytes), or null.
+   * The status still says what the upstream did: a 2xx made the change whatever its body.
+   */
+  readonly unreadable: string | null;
   /** The body was application/problem+json: its own `detail` may be shown (RFC 9457). */
   readonly problem: boolean;
 }
@@ -104,13 +109,25 @@ export function readResult<T>(res: Answer, decode: Decode<T>, who: string, clock
   };
 }
 
-/** A write's answer, whatever its status; a JSON body (up to `limit` bytes) is parsed, any other is dropped. `authorized` as for readResult. */
-export function writeResult(res: Answer, limit: number, who: string, clock: Clock, authorized = false): WriteResult {
+/**
+ * A write's answer, whatever its status; a JSON body (up to `limit` bytes) is parsed, any other is
+ * dropped. A body that cannot be read is said (`unreadable`), not thrown: the status is the
+ * upstream's word on whether the change was made, and the caller must know it. `authorized` as
+ * for readResult.
+ */
+export function writeResult(res: Answer, limit: number, clock: Clock, authorized = false): WriteResult {
   let json: unknown;
+  let unreadable: string | null = null;
   if (planWrite(res.status, res.headers, limit) !== 'drain') {
-    if (res.body === null) throw tooLarge(who);
-    json = res.body.length === 0 ? undefined : parseJson(res.body, who);
+    if (res.body === null) unreadable = 'its answer is larger than allowed';
+    else if (res.body.length > 0) {
+      try {
+        json = JSON.parse(res.body.toString('utf8'));
+      } catch {
+        unreadable = 'its answer is not valid JSON';
+      }
+    }
   }
   const problem = mediaTypeOf(res.headers['content-type']) === 'application/problem+json';
-  return { status: res.status, etag: etagOf(res.headers['etag']), freshness: freshnessOf(res.headers, clock.now(), authorized), json, problem };
+  return { status: res.status, etag: etagOf(res.headers['etag']), freshness: freshnessOf(res.headers, clock.now(), authorized), json, unreadable, problem };
 }

@@ -152,10 +152,10 @@ export class UpstreamClient {
     const authorized = this.#headers.authorizes(call);
     return this.#run(idempotent, async (attempt) => {
       const res = await this.#exchange(options, planWrite, attempt);
-      // 5xx counts against the breaker; 4xx is the upstream working (it refused the change).
-      attempt.outcome = res.status >= 500 ? 'bad_status' : res.status === 404 ? 'not_found' : 'bad_body';
-      const result = writeResult(res, this.#maxBytes, this.who, this.#clock, authorized);
-      if (res.status < 500) attempt.outcome = res.status === 404 ? 'not_found' : 'ok';
+      const result = writeResult(res, this.#maxBytes, this.#clock, authorized);
+      // 5xx counts against the breaker; 4xx is the upstream working (it refused the change); a body
+      // that cannot be read is the upstream failing, as it is for a read.
+      attempt.outcome = res.status >= 500 ? 'bad_status' : result.unreadable !== null ? 'bad_body' : res.status === 404 ? 'not_found' : 'ok';
       return result;
     });
   }

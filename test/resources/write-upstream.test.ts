@@ -21,7 +21,7 @@ const item: WriteOp = { r: customers, method: 'PUT', collection: null, suffixes:
 const collection: WriteOp = { r: customers, method: 'POST', collection: customers.collection, suffixes: [] };
 
 function answer(status: number, json?: unknown, problem = false): WriteResult {
-  return { status, etag: null, freshness: { noStore: false, maxAgeSeconds: null, staleAllowed: true }, json, problem };
+  return { status, etag: null, freshness: { noStore: false, maxAgeSeconds: null, staleAllowed: true }, json, unreadable: null, problem };
 }
 
 describe("the upstream's refusal of a write, as our problem", () => {

@@ -73,18 +73,21 @@ describe("decoding an upstream's answer", () => {
   });
 
   test('a write answer comes back whatever its status, its JSON parsed and a problem body marked', () => {
-    assert.deepEqual(writeResult(json('{"id":9}', { etag: '"9"' }, 201), 100, WHO, clock), {
+    assert.deepEqual(writeResult(json('{"id":9}', { etag: '"9"' }, 201), 100, clock), {
       status: 201,
       etag: '"9"',
       freshness: { noStore: false, maxAgeSeconds: null, staleAllowed: true },
       json: { id: 9 },
+      unreadable: null,
       problem: false,
     });
-    const problem = writeResult({ status: 422, headers: { 'content-type': 'application/problem+json; charset=utf-8' }, body: Buffer.from('{"detail":"no"}') }, 100, WHO, clock);
+    const problem = writeResult({ status: 422, headers: { 'content-type': 'application/problem+json; charset=utf-8' }, body: Buffer.from('{"detail":"no"}') }, 100, clock);
     assert.equal(problem.problem, true);
     assert.deepEqual(problem.json, { detail: 'no' });
-    const none = writeResult({ status: 204, headers: {}, body: null }, 100, WHO, clock);
+    const none = writeResult({ status: 204, headers: {}, body: null }, 100, clock);
     assert.equal(none.json, undefined);
-    assert.throws(() => writeResult({ status: 201, headers: { 'content-type': 'application/json' }, body: null }, 100, WHO, clock), /larger than allowed/);
+    // The upstream made the change whatever its body: a body that cannot be read is said, not thrown.
+    assert.match(String(writeResult({ status: 201, headers: { 'content-type': 'application/json' }, body: null }, 100, clock).unreadable), /larger than allowed/);
+    assert.match(String(writeResult({ status: 201, headers: { 'content-type': 'application/json' }, body: Buffer.from('{"id":') }, 100, clock).unreadable), /not valid JSON/);
   });
 });

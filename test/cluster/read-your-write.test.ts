@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
+import { bearer, get, send } from '../helpers/gateway.ts';
+import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.ts';
+import { startSharedWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
+import { gate } from '../helpers/wait.ts';
+
+const mergePatch = { 'content-type': 'application/merge-patch+json' };
+const ROUNDS = 12;
+
+/**
+ * Read-your-write across instances: three gateways on one Redis, each holding an item in its
+ * cache. A write answered by one instance has told the others (Redis took the broadcast) before
+ * its answer: a read on another instance that starts after the answer never shows the version the
+ * write replaced. Every other round Redis is busy for 100 ms (DEBUG SLEEP) when the write's
+ * invalidation is sent: well within the 250 ms Redis deadline, so Redis is healthy, only slower
+ * than a client that reads at once.
+ */
+describe('read-your-write across instances (Redis)', { skip: redisSkip }, () => {
+  let redis: RedisServer;
+  let world: SharedWorld;
+  let reader: Record<string, string>;
+  let writer: Record<string, string>;
+
+  before(async () => {
+    redis = await startRedis(['--enable-debug-command', 'yes']);
+    world = await startSharedWorld(redis, 3);
+    reader = bearer(await world.token({ expiresIn: 3600 }));
+    writer = bearer(await world.token({ claims: { scope: 'customers:read customers:write' }, expiresIn: 3600 }));
+  });
+  after(async () => {
+    await world?.close();
+    await redis?.close();
+  });
+
+  const urlOf = (i: number, path: string): string => `${world.gateways[i]?.url as string}${path}`;
+  const nameOn = async (i: number, path: string): Promise<string> => ((await get(urlOf(i, path), reader)).json() as { name: string }).name;
+
+  it('no read on another instance that starts after the write was answered shows the old version', async () => {
+    const path = '/api/customers/31';
+    const stale: string[] = [];
+    const sleeper = new Redis(redis.url, { maxRetriesPerRequest: 0 });
+    after(() => sleeper.disconnect());
+    for (let round = 1; round <= ROUNDS; round++) {
+      const writerIndex = round % 3;
+      const others = [0, 1, 2].filter((i) => i !== writerIndex);
+      const before = `v${round - 1}`;
+      const now = `v${round}`;
+      world.upstream.on('GET /customers/31', { kind: 'json', body: { id: 31, name: before, status: 'active' } });
+      // Every instance holds the old version.
+      for (const i of [0, 1, 2]) if ((await nameOn(i, path)) !== before) world.gateways[i]?.gateway.cache.delete(path);
+      for (const i of [0, 1, 2]) assert.equal(await nameOn(i, path), before);
+      const held = gate();
+      world.upstream.on('PATCH /customers/31', { kind: 'wait', until: held.promise, then: { kind: 'json', body: { id: 31, name: now, status: 'active' } } });
+      world.upstream.on('GET /customers/31', { kind: 'json', body: { id: 31, name: now, status: 'active' } });
+      const patching = send(urlOf(writerIndex, path), 'PATCH', { ...writer, ...mergePatch, 'if-match': '*' }, `{"name":"${now}"}`);
+      await until(async () => world.upstream.active() === 1, 'the PATCH to reach the upstream');
+      const busy = round % 2 === 0 ? sleeper.call('DEBUG', 'SLEEP', '0.1') : Promise.resolve();
+      held.open();
+      const patched = await patching;
+      assert.equal(patched.status, 200);
+      const seen = await Promise.all(others.map((i) => nameOn(i, path)));
+      for (const [k, name] of seen.entries()) if (name !== now) stale.push(`round ${round}: instance ${others[k]} answered ${name} after ${now} was written`);
+      await busy;
+    }
+    assert.deepEqual(stale, []);
+  });
+});
