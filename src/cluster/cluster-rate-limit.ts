@@ -10,7 +10,8 @@ import { RATE } from './scripts.ts';
  * One rate limit for every instance sharing Redis (rateLimit.scope "cluster"): each decision is
  * one atomic script on Redis's clock (scripts.ts, RATE: GCRA, the same bucket as the local
  * limiter's: `burst` at once, then `requestsPerSecond`), keyed by subject or address as the local
- * limiter is. A refusal is remembered here until it expires, so a client hammering at 429 costs no
+ * limiter is; a subject's bucket is named by its realm too (auth/realm.ts), as gateways with other
+ * key sources may share the prefix. A refusal is remembered here until it expires, so a client hammering at 429 costs no
  * Redis call. When Redis does not answer within redis.timeoutMs, this instance's own buckets decide
  * (fail open, but capped at the per-instance limit) and hypergate_rate_limit_fallback_total counts it.
  */
@@ -23,15 +24,19 @@ export class ClusterRateLimiter implements Limiter {
   readonly #intervalUs: number;
   readonly #burst: number;
   readonly #policy: string;
+  /** `rl:s:<realm>:`, the start of every subject's bucket key. */
+  readonly #subjects: string;
   /** Refused buckets: until when (this clock, ms) they stay refused. */
   readonly #refused: GrowingLru<string, number>;
 
-  static create(config: BucketConfig, link: RedisLink, metrics: RedisMetrics, clock: Clock): ClusterRateLimiter | null {
+  static create(config: BucketConfig, realm: string, link: RedisLink, metrics: RedisMetrics, clock: Clock): ClusterRateLimiter | null {
     const local = RateLimiter.create(config, clock);
-    return local === null ? null : new ClusterRateLimiter(config, local, link, metrics, clock);
+    return local === null ? null : new ClusterRateLimiter(config, `rl:s:${realm}:`, local, { link, metrics }, clock);
   }
 
-  private constructor(config: BucketConfig, local: RateLimiter, link: RedisLink, metrics: RedisMetrics, clock: Clock) {
+  private constructor(config: BucketConfig, subjects: string, local: RateLimiter, redis: { link: RedisLink; metrics: RedisMetrics }, clock: Clock) {
+    const { link, metrics } = redis;
+    this.#subjects = subjects;
     const perSecond = config.requestsPerSecond as number;
     this.#link = link;
     this.#metrics = metrics;
@@ -44,7 +49,7 @@ export class ClusterRateLimiter implements Limiter {
   }
 
   take(subject: string | undefined, address: string | undefined): HgError | null | Promise<HgError | null> {
-    const key = subject === undefined ? `rl:a:${address ?? ''}` : `rl:s:${subject}`;
+    const key = subject === undefined ? `rl:a:${address ?? ''}` : this.#subjects + subject;
     const until = this.#refused.get(key);
     if (until !== undefined) {
       const left = until - this.#clock.now();

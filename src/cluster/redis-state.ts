@@ -56,9 +56,9 @@ export class RedisSharedState implements SharedState {
     return { purged, instances: this.#bus.send(null, [], waitMs) };
   }
 
-  limiter(config: RateLimitConfig): Limiter | null {
+  limiter(config: RateLimitConfig, realm: string): Limiter | null {
     if (config.scope === 'instance') return RateLimiter.create(config, this.#clock);
-    return ClusterRateLimiter.create(config, this.#link, this.#metrics, this.#clock);
+    return ClusterRateLimiter.create(config, realm, this.#link, this.#metrics, this.#clock);
   }
 
   tier(cache: ResponseCache, config: Config): CacheTier | null {

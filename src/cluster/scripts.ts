@@ -23,9 +23,10 @@ function luaScript(lua: string): LuaScript {
  *                       when a key, a group or everything was last invalidated (Redis ms), kept a
  *                       little longer than any load takes: a load that began before may not store
  *   l:<path>            the herd lock: which instance is fetching this path from the upstream
- *   rl:s:<subject>, rl:a:<address>
- *                       a rate-limit bucket (GCRA: its theoretical arrival time, µs)
- *   idem:<hash>         an idempotency record
+ *   rl:s:<realm>:<subject>, rl:a:<address>
+ *                       a rate-limit bucket (GCRA: its theoretical arrival time, µs); the realm
+ *                       names the key source and issuer whose subject it is (auth/realm.ts)
+ *   idem:<hash>         an idempotency record (the hash covers realm, issuer, subject and key)
  *   invalidate          the pub/sub channel of invalidations
  */
 

@@ -39,8 +39,12 @@ export interface SharedState {
   invalidate(keys: readonly string[], groups: readonly string[], waitMs?: number): Invalidation;
   /** Drops every entry, everywhere (the admin purge of the whole cache). */
   clear(waitMs?: number): Invalidation;
-  /** The limiter for this rateLimit config (its scope decides where buckets live); null when rate limiting is off. */
-  limiter(config: RateLimitConfig): Limiter | null;
+  /**
+   * The limiter for this rateLimit config (its scope decides where buckets live); null when rate
+   * limiting is off. `realm` (auth/realm.ts) names whose subjects the buckets count: buckets shared
+   * in Redis are kept per realm and subject.
+   */
+  limiter(config: RateLimitConfig, realm: string): Limiter | null;
   /** The second cache tier in front of the upstream for this pipeline's cache, or null (no Redis, or cache.shared false). */
   tier(cache: ResponseCache, config: Config): CacheTier | null;
   /** Idempotency records of writes (per token subject and key). */

@@ -24,6 +24,7 @@ import { writeRoutes } from '../resources/write-routes.ts';
 import type { SharedState } from '../cluster/shared-state.ts';
 import { UpstreamServices } from '../upstream/services.ts';
 import { buildAuth } from './auth.ts';
+import { credentialRealm } from '../auth/realm.ts';
 
 /** Everything that depends on the config; rebuilt on reload, parts kept when their settings did not change. */
 export interface Pipeline {
@@ -79,8 +80,9 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
     upstreamUrlOf(previous.config) === upstreamUrlOf(config);
   const cache = renderedAlike ? previous.cache : new ResponseCache(config.cache, metrics.cache);
   const services = UpstreamServices.build(config, previous?.services ?? null, (name, service) => (name === 'upstream' ? upstreamUrlOf(config) : (service.url as string)), metrics, clock, claims);
-  // The buckets survive a reload that leaves rateLimit as it was, so a reload resets no client's limit.
-  const limiter = previous !== null && same(previous.config.rateLimit, config.rateLimit) ? previous.limiter : parts.shared.limiter(config.rateLimit);
+  const realm = credentialRealm(config.auth);
+  // The buckets survive a reload that leaves rateLimit and the realm as they were, so a reload resets no client's limit.
+  const limiter = previous !== null && same(previous.config.rateLimit, config.rateLimit) && credentialRealm(previous.config.auth) === realm ? previous.limiter : parts.shared.limiter(config.rateLimit, realm);
   const ctx: GatewayContext = { config, clock, logger, verifier, cache, metrics, shared: parts.shared, tier: parts.shared.tier(cache, config) };
   const serving = servingParts(ctx);
   // One rule for whom a request is from, so rate limits and the access log agree behind a proxy.
@@ -90,7 +92,7 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
   // One table for the router and the OpenAPI document, so the document lists exactly what answers.
   const routes: RouteDef[] = [...apiRootRoutes(ctx, serving, access, table), ...readRoutes(table, serving, access)];
   // A write's invalidation reaches every instance (shared state), as a purge does.
-  routes.push(...writeRoutes(table, { ctx, parts: serving, access, idempotency: parts.shared.idempotency, invalidate: (keys, groups) => parts.shared.invalidate(keys, groups).instances ?? DONE }));
+  routes.push(...writeRoutes(table, { ctx, parts: serving, access, idempotency: parts.shared.idempotency, realm, invalidate: (keys, groups) => parts.shared.invalidate(keys, groups).instances ?? DONE }));
   routes.push(...openApiRoutes(ctx, serving, access, () => routes, table));
   const router = createRouter(routes, metrics.requests);
   const cors = config.cors.origins.length > 0 ? new CorsPolicy(config.cors) : null;

@@ -24,10 +24,19 @@ export function fingerprintOf(method: string, path: string, body: Buffer | undef
   return hash.digest('base64url');
 }
 
-/** Who an Idempotency-Key belongs to: the token's subject, or (no `sub`) the token itself (the Authorization header, hashed). */
+/** Who an Idempotency-Key belongs to within one realm: the token's subject, or (no `sub`) the token itself (the Authorization header, hashed). */
 export function idempotencyScope(authorization: string | undefined, subject: string | undefined): string {
   if (subject !== undefined) return `sub:${subject}`;
   return `token:${createHash('sha256').update(authorization ?? '').digest('base64url')}`;
+}
+
+/**
+ * Who an Idempotency-Key belongs to across gateways sharing the records (one redis.keyPrefix):
+ * the realm (key source and required issuer, auth/realm.ts), the token's issuer, and the scope
+ * within them. Two tenants' `alice` never share a record.
+ */
+export function realmScope(realm: string, issuer: string | undefined, scope: string): string {
+  return JSON.stringify([realm, issuer ?? null, scope]);
 }
 
 /** What a claim without a store has to wait for: nothing. */

@@ -16,6 +16,8 @@ export interface WriteDeps {
   readonly parts: ServingParts;
   readonly access: Access;
   readonly idempotency: IdempotencyStore;
+  /** Whose subjects the tokens name (auth/realm.ts): Idempotency-Key records are kept per realm. */
+  readonly realm: string;
   /**
    * The one invalidation operation: drops these keys and groups here (and, with shared state,
    * on every instance). Writes call it after the upstream changed (or may have changed) the item.

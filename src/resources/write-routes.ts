@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { tokenIssuer } from '../auth/realm.ts';
 import { HgError } from '../lib/errors.ts';
 import { discardBody } from '../http/body.ts';
 import type { HgResponse } from '../protocol/response.ts';
@@ -10,7 +11,7 @@ import type { CompiledCollection, ResourceTable } from './compile.ts';
 import { accepted, answered, invalidateAfter, writeAnswer } from './write-answer.ts';
 import { checkWrite } from './write-checks.ts';
 import { writeDocs } from './write-docs.ts';
-import { fingerprintOf, IdempotencyClaim, idempotencyScope, type KeyedWrite } from './write-idempotency.ts';
+import { fingerprintOf, IdempotencyClaim, idempotencyScope, realmScope, type KeyedWrite } from './write-idempotency.ts';
 import type { WriteDeps, WriteMethod, WriteOp, WriteRun } from './write-op.ts';
 import { refusal, sendWrite } from './write-upstream.ts';
 
@@ -21,7 +22,7 @@ function keyedWrite(run: WriteRun, req: IncomingMessage): KeyedWrite | null {
   const { key, principal, body } = run.checked;
   if (key === null) return null;
   return {
-    scope: idempotencyScope(req.headers.authorization, principal.subject),
+    scope: realmScope(run.deps.realm, run.deps.ctx.config.auth.issuer ?? tokenIssuer(req.headers.authorization), idempotencyScope(req.headers.authorization, principal.subject)),
     key,
     fingerprint: fingerprintOf(run.op.method, run.path, body),
     ttlSeconds: run.deps.ctx.config.idempotency.ttlSeconds,
