@@ -1,6 +1,7 @@
 import { GrowingLru } from '../lib/growing-lru.ts';
 import { heldBytes } from '../cache/held-bytes.ts';
 import type { Clock } from '../lib/clock.ts';
+import { SubjectShares } from './subject-shares.ts';
 
 /** The final answer of an idempotent request, as it is replayed (draft-ietf-httpapi-idempotency-key-header section 2.6). */
 export interface IdempotentAnswer {
@@ -43,7 +44,7 @@ export interface IdempotencyStore {
   abandon(subject: string, key: string, fingerprint: string): Promise<void>;
 }
 
-type MemoryRecord = { readonly fingerprint: string; readonly answer: IdempotentAnswer | null };
+type MemoryRecord = { readonly subject: string; readonly fingerprint: string; readonly answer: IdempotentAnswer | null };
 
 /** What a record costs besides its answer's body and headers: its name, fingerprint and the LRU's bookkeeping, bytes (roughly). */
 const RECORD_OVERHEAD_BYTES = 200;
@@ -56,17 +57,29 @@ function recordBytes(id: string, record: MemoryRecord): number {
   return RECORD_OVERHEAD_BYTES + id.length + headers + heldBytes(answer.body, Buffer.byteLength(answer.body));
 }
 
+/** The bounds of the records in this process (idempotency.*). */
+export interface MemoryIdempotencyLimits {
+  readonly maxEntries: number;
+  readonly maxBytes: number;
+  /** Most bytes one subject's records hold; absent: maxBytes (no bound of its own). */
+  readonly maxBytesPerSubject?: number;
+}
+
 /**
  * The records in this process (no Redis): an LRU bounded by idempotency.maxEntries and by
  * idempotency.maxBytes (a record holds its whole answer, so a count alone would let large answers
- * grow the process without bound), each record with its TTL.
+ * grow the process without bound), each record with its TTL; and each subject's records by
+ * idempotency.maxBytesPerSubject, so one subject's many large answers evict its own oldest records
+ * rather than everyone's (the least recently used of all go only when the total is full).
  */
 export class MemoryIdempotencyStore implements IdempotencyStore {
   readonly #records: GrowingLru<string, MemoryRecord>;
   readonly #leaseMs: number;
+  readonly #shares: SubjectShares;
 
-  constructor(limits: { readonly maxEntries: number; readonly maxBytes: number }, leaseMs: number, clock: Clock) {
+  constructor(limits: MemoryIdempotencyLimits, leaseMs: number, clock: Clock) {
     this.#leaseMs = leaseMs;
+    this.#shares = new SubjectShares(limits.maxBytesPerSubject ?? limits.maxBytes);
     // TTLs run on the injected clock, so tests move time instead of sleeping.
     this.#records = new GrowingLru<string, MemoryRecord>(limits.maxEntries, {
       maxSize: limits.maxBytes,
@@ -74,7 +87,25 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       ttlAutopurge: false,
       ttlResolution: 0,
       perf: { now: () => clock.now() },
+      // Replaced in place ('set'): #put has counted the new one already.
+      dispose: (record, id, reason) => {
+        if (reason !== 'set') this.#shares.dropped(record.subject, id);
+      },
     });
+  }
+
+  /** Bytes one subject's records hold, as they are counted against idempotency.maxBytesPerSubject. */
+  bytesOf(subject: string): number {
+    return this.#shares.bytesOf(subject);
+  }
+
+  /** Stores a record, then evicts its subject's oldest ones past the subject's bound. */
+  #put(id: string, record: MemoryRecord, ttlMs: number): void {
+    this.#records.set(id, record, { ttl: ttlMs });
+    // lru-cache refuses a record larger than the whole store: then there is nothing to count.
+    if (this.#records.peek(id) !== record) return;
+    this.#shares.wrote(record.subject, id, recordBytes(id, record));
+    for (const old of this.#shares.overBy(record.subject)) this.#records.delete(old);
   }
 
   /** Bytes the records hold, as they are counted against idempotency.maxBytes. */
@@ -90,7 +121,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const id = recordId(subject, key);
     const record = this.#records.get(id);
     if (record === undefined) {
-      this.#records.set(id, { fingerprint, answer: null }, { ttl: Math.min(this.#leaseMs, ttlSeconds * 1000) });
+      this.#put(id, { subject, fingerprint, answer: null }, Math.min(this.#leaseMs, ttlSeconds * 1000));
       return { state: 'new' };
     }
     if (record.fingerprint !== fingerprint) return { state: 'mismatch' };
@@ -101,7 +132,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const id = recordId(subject, key);
     const record = this.#records.get(id);
     if (record !== undefined && (record.fingerprint !== fingerprint || record.answer !== null)) return;
-    this.#records.set(id, { fingerprint, answer }, { ttl: ttlSeconds * 1000 });
+    this.#put(id, { subject, fingerprint, answer }, ttlSeconds * 1000);
   }
 
   async abandon(subject: string, key: string, fingerprint: string): Promise<void> {

@@ -19,7 +19,8 @@ export class MemorySharedState implements SharedState {
 
   constructor(config: Config, clock: Clock) {
     this.#clock = clock;
-    this.idempotency = new MemoryIdempotencyStore(config.idempotency, leaseMs(config), clock);
+    const { maxEntries, maxBytes, maxBytesPerSubject } = config.idempotency;
+    this.idempotency = new MemoryIdempotencyStore({ maxEntries, maxBytes, maxBytesPerSubject: Math.min(maxBytesPerSubject, maxBytes) }, leaseMs(config), clock);
   }
 
   attach(cache: () => ResponseCache): void {

@@ -66,6 +66,7 @@ const IDEMPOTENCY = section({
   ttlSeconds: integer({ min: 1, max: 30 * 86_400, unit: 's', default: 86_400, doc: 'How long a write\'s final answer is kept for replay under its `Idempotency-Key`.' }),
   maxEntries: integer({ min: 1, max: 10_000_000, default: 100_000, doc: 'Idempotency records kept in memory when there is no Redis (the least recently used go first); in Redis each record lives for its TTL.' }),
   maxBytes: integer({ min: 65_536, max: Number.MAX_SAFE_INTEGER, unit: 'bytes', default: 32 * MiB, doc: 'Most bytes those records hold in memory (32 MiB; each counts its answer\'s body and headers plus 200 B), so large answers cannot grow the process past it; the least recently used go first.' }),
+  maxBytesPerSubject: integer({ min: 65_536, max: Number.MAX_SAFE_INTEGER, unit: 'bytes', default: MiB, doc: 'Most bytes one token subject\'s records hold of those (1 MiB; at most `idempotency.maxBytes`): a subject past it loses its own oldest records (its newest is always kept), so one user\'s many large answers never evict another user\'s record, whose retry would then make its change again. Without Redis only.' }),
 });
 
 const RATE_LIMIT = section({

@@ -81,6 +81,21 @@ describe('idempotency records in memory: bounds', () => {
     assert.equal((await store.begin('alice', 'big0', 'f', 60)).state, 'new', 'the oldest went first');
   });
 
+  it("keeps each subject within maxBytesPerSubject: its own oldest records go, another subject's stay", async () => {
+    const store = new MemoryIdempotencyStore({ maxEntries: 1000, maxBytes: 1 << 20, maxBytesPerSubject: 100_000 }, 5000, clock);
+    const large = { ...ANSWER, body: 'x'.repeat(30_000) };
+    await store.begin('bob', 'one', 'f', 60);
+    await store.complete('bob', 'one', 'f', ANSWER, 60);
+    for (let n = 0; n < 10; n++) {
+      await store.begin('alice', `big${n}`, 'f', 60);
+      await store.complete('alice', `big${n}`, 'f', large, 60);
+    }
+    assert.ok(store.bytesOf('alice') <= 100_000, `${store.bytesOf('alice')} bytes`);
+    assert.equal((await store.begin('alice', 'big9', 'f', 60)).state, 'completed', 'the newest is kept');
+    assert.equal((await store.begin('alice', 'big0', 'f', 60)).state, 'new', 'her oldest went first');
+    assert.equal((await store.begin('bob', 'one', 'f', 60)).state, 'completed', "bob's record stayed");
+  });
+
   it('counts an answer with a character past U+00FF at the two bytes a character it holds in memory', async () => {
     const charged = async (body: string): Promise<number> => {
       const store = new MemoryIdempotencyStore({ maxEntries: 10, maxBytes: 1 << 20 }, 5000, clock);
