@@ -1,7 +1,9 @@
 import type { ResponseCache } from '../cache/response-cache.ts';
+import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { RedisLink } from './redis-link.ts';
 import type { RedisMetrics } from './redis-metrics.ts';
+import { InvalidationHearing } from './hearing.ts';
 import { CLEAR, INVALIDATE } from './scripts.ts';
 
 /** One invalidation as it travels: who sent it, and what to drop (null keys: everything). */
@@ -28,8 +30,10 @@ function isMessage(value: unknown): value is Message {
  * shared tier (so no instance reads the old entry back from Redis), and every instance drops it
  * from its local cache when the message arrives (not the sender: it already has). Pub/sub keeps
  * nothing for a subscriber that is away, so each time the subscription is made again the local
- * cache is cleared whole. An invalidation Redis does not take in time is kept (bounded) and sent
- * again every second until it does.
+ * cache is cleared whole; until then `hearing` says the instance is deaf (from its start until the
+ * first subscription, and from a lost connection until the next), and the read path bounds how
+ * long entries that writes change answer from the local cache (hearing.ts). An invalidation Redis
+ * does not take in time is kept (bounded) and sent again every second until it does.
  */
 export class InvalidationBus {
   readonly #link: RedisLink;
@@ -47,18 +51,22 @@ export class InvalidationBus {
   #resending = 0;
   #subscriptions = 0;
   #closed = false;
+  /** Whether invalidations from other instances reach this one now; deaf until the first subscription. */
+  readonly hearing: InvalidationHearing;
 
-  constructor(link: RedisLink, cache: () => ResponseCache | null, metrics: RedisMetrics, logger: Logger, origin: string, markMs: number) {
+  constructor(link: RedisLink, cache: () => ResponseCache | null, metrics: RedisMetrics, logger: Logger, origin: string, times: { readonly markMs: number; readonly graceMs: number; readonly clock: Clock }) {
+    this.hearing = new InvalidationHearing(true, times.clock.now(), times.graceMs);
     this.#link = link;
     this.#cache = cache;
     this.#metrics = metrics;
     this.#logger = logger;
     this.#origin = origin;
-    this.#markMs = markMs;
+    this.#markMs = times.markMs;
     link.subscribe(
       `${link.prefix}invalidate`,
       (message) => this.#received(message),
       () => this.#subscribed(),
+      () => this.hearing.lost(times.clock.now()),
     );
   }
 
@@ -126,6 +134,7 @@ export class InvalidationBus {
     // the moment it listens, before its subscription is made (a few ms when Redis is there at once;
     // then this finds nothing or next to nothing to drop, and says nothing).
     const dropped = this.#cache()?.clear() ?? 0;
+    this.hearing.resynced();
     const first = this.#subscriptions++ === 0;
     if (first && !this.#link.everDown) return;
     this.#metrics.resync();

@@ -2,6 +2,7 @@ import type { ResponseCache } from '../cache/response-cache.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Config, RateLimitConfig } from '../config/types.ts';
 import { RateLimiter } from '../http/rate-limit.ts';
+import { ALWAYS_HEARING } from './hearing.ts';
 import { MemoryIdempotencyStore } from './idempotency.ts';
 import { leaseMs } from './lifetimes.ts';
 import type { Invalidation, SharedState } from './shared-state.ts';
@@ -14,6 +15,7 @@ import type { Invalidation, SharedState } from './shared-state.ts';
 export class MemorySharedState implements SharedState {
   readonly kind = 'memory';
   readonly idempotency: MemoryIdempotencyStore;
+  readonly hearing = ALWAYS_HEARING;
   #cache: () => ResponseCache | null = () => null;
   readonly #clock: Clock;
 

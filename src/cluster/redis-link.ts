@@ -191,13 +191,15 @@ export class RedisLink {
   /**
    * A second connection subscribed to `channel` (a subscribed connection can do nothing else).
    * `subscribed` runs each time the subscription is (re)made: messages sent while it was down
-   * are lost (pub/sub keeps nothing), so the caller resynchronises there.
+   * are lost (pub/sub keeps nothing), so the caller resynchronises there. `lost` runs when its
+   * connection drops: from then on messages are missed.
    */
-  subscribe(channel: string, onMessage: (message: string) => void, subscribed: () => void): void {
+  subscribe(channel: string, onMessage: (message: string) => void, subscribed: () => void, lost: () => void): void {
     const sub = this.#client.duplicate({ connectionName: 'hypergate-sub', autoResubscribe: false });
     this.#subscribers.push(sub);
     // The command connection logs the outage; this one only reconnects.
     sub.on('error', () => {});
+    sub.on('close', lost);
     sub.on('message', (_channel: string, message: string) => onMessage(message));
     sub.on('ready', () => {
       sub.subscribe(channel).then(subscribed, (err: unknown) => {

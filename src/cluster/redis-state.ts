@@ -7,6 +7,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { CacheTier } from './cache-tier.ts';
 import { ClusterRateLimiter } from './cluster-rate-limit.ts';
+import type { InvalidationHearing } from './hearing.ts';
 import { InvalidationBus } from './invalidation-bus.ts';
 import { invalidationMarkMs, leaseMs, upstreamDeadlineMs } from './lifetimes.ts';
 import { RedisIdempotencyStore } from './redis-idempotency.ts';
@@ -37,8 +38,12 @@ export class RedisSharedState implements SharedState {
     this.#logger = logger;
     this.#metrics = new RedisMetrics(metrics.registry);
     this.#link = new RedisLink(config.redis, clock, logger, this.#metrics);
-    this.#bus = new InvalidationBus(this.#link, () => this.#cache(), this.#metrics, logger, this.#origin, invalidationMarkMs(config));
+    this.#bus = new InvalidationBus(this.#link, () => this.#cache(), this.#metrics, logger, this.#origin, { markMs: invalidationMarkMs(config), graceMs: config.redis.invalidationGraceMs, clock });
     this.idempotency = new RedisIdempotencyStore(this.#link, leaseMs(config), this.#metrics, logger);
+  }
+
+  get hearing(): InvalidationHearing {
+    return this.#bus.hearing;
   }
 
   attach(cache: () => ResponseCache): void {

@@ -2,6 +2,7 @@ import type { ResponseCache } from '../cache/response-cache.ts';
 import type { Config, RateLimitConfig } from '../config/types.ts';
 import type { Limiter } from '../http/rate-limit.ts';
 import type { CacheTier } from './cache-tier.ts';
+import type { InvalidationHearing } from './hearing.ts';
 import type { IdempotencyStore } from './idempotency.ts';
 
 /** What one invalidation did: here at once, elsewhere when the broadcast arrives. */
@@ -47,6 +48,8 @@ export interface SharedState {
   limiter(config: RateLimitConfig, realm: string): Limiter | null;
   /** The second cache tier in front of the upstream for this pipeline's cache, or null (no Redis, or cache.shared false). */
   tier(cache: ResponseCache, config: Config): CacheTier | null;
+  /** Whether invalidations from other instances reach this one now (always, without Redis). */
+  readonly hearing: InvalidationHearing;
   /** Idempotency records of writes (per token subject and key). */
   readonly idempotency: IdempotencyStore;
   /** Closes connections; after this every call falls back as if Redis were down. */

@@ -9,11 +9,17 @@ import type { ReadThrough } from './read-through.ts';
 import { itemFromRecord, pageFromBody, type Paging } from './record.ts';
 import type { Source } from './source.ts';
 
+/** Does the resource take any write (POST, PUT, PATCH, DELETE)? */
+function takesWrites(r: CompiledResource): boolean {
+  return r.methods.size > (r.methods.has('GET') ? 1 : 0);
+}
+
 /** The source of one item: the upstream's record at the item's upstream path, or a cached absence. */
 export function itemSource(r: CompiledResource, entries: EntryStore): Source {
   const suffixes = entries.suffixesOf(r.declaration);
   const source: Source = {
     shared: { fingerprint: r.fingerprint, maxAgeSeconds: r.maxAgeSeconds, embeddedRel: null, suffixes },
+    takesWrites: takesWrites(r),
     notFound: () => r.notFound(),
     groups: (values) => r.groups(values),
     load: async (path, values, call, ticket) => {
@@ -37,6 +43,7 @@ export type ItemReaders = ReadonlyMap<CompiledResource, ReadThrough>;
  * A page's source is made per request: a class, so that is one object and no closures.
  */
 export class CollectionSource implements Source {
+  readonly takesWrites: boolean;
   readonly #r: CompiledResource;
   readonly #c: CompiledCollection;
   readonly #entries: EntryStore;
@@ -44,6 +51,7 @@ export class CollectionSource implements Source {
   readonly #items: ItemReaders;
 
   constructor(r: CompiledResource, c: CompiledCollection, entries: EntryStore, paging: Paging | null, items: ItemReaders) {
+    this.takesWrites = takesWrites(r);
     this.#r = r;
     this.#c = c;
     this.#entries = entries;

@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { ClaimValue } from '../auth/claims.ts';
 import type { CacheEntry } from '../cache/cache-entry.ts';
 import { forOneRequest, remainingSeconds, staleSeconds, wasStored, withinStaleWindow } from '../cache/freshness.ts';
+import { ALWAYS_HEARING, type InvalidationHearing } from '../cluster/hearing.ts';
 import type { GatewayContext } from '../gateway/context.ts';
 import { HgError, type HgErrorCode } from '../lib/errors.ts';
 import { missStatus, staleStatus, type StaleReason } from '../protocol/cache-status.ts';
@@ -53,18 +54,23 @@ export class ReadThrough {
   readonly #formats: FormatNegotiation;
   readonly #parts: ServingParts;
   readonly #source: Source;
+  /** Whether invalidations of this source's entries can be heard now: the shared state's for a resource that takes writes. */
+  readonly #hearing: InvalidationHearing;
 
   constructor(parts: ServingParts, source: Source) {
     this.#ctx = parts.ctx;
     this.#formats = parts.formats;
     this.#parts = parts;
     this.#source = source;
+    this.#hearing = source.takesWrites === true ? parts.ctx.shared.hearing : ALWAYS_HEARING;
   }
 
   /**
    * The hot path: a fresh cached representation is written without a promise or an allocation.
    * `values` may be a scratch array the caller reuses: it is copied before anything waits.
-   * Otherwise see #notFresh.
+   * Otherwise see #notFresh. While this instance cannot hear other instances' invalidations, an
+   * entry of a resource that takes writes answers only within redis.invalidationGraceMs (hearing.ts):
+   * the one check a hit pays for it is `deaf`, a boolean field.
    */
   respond(req: IncomingMessage, res: HgResponse, path: string, values: readonly ParamValue[], claims?: readonly ClaimValue[]): void | Promise<void> {
     const format = this.#formats.format(req);
@@ -72,11 +78,23 @@ export class ReadThrough {
     const now = clock.now();
     const hit = cache.fresh(path, now);
     if (hit !== undefined) {
+      if (this.#hearing.deaf && !this.#hearing.mayServe(hit.storedAtMs, now)) return this.#unheard({ req, res, path, format, values: values.slice(), claims });
       const rep = hit.variant(format) ?? this.#parts.entries.addVariant(path, hit, format, this.#source);
       res.cacheOutcome = 'hit';
       return writeRepresentation(req, res, rep, now);
     }
     return this.#notFresh({ req, res, path, format, values: values.slice(), claims }, now);
+  }
+
+  /**
+   * A fresh entry that may have been invalidated unheard (hearing.ts): read again, as a miss (not
+   * answered stale meanwhile: stale-while-revalidate would answer with it).
+   */
+  #unheard(miss: Miss): Promise<void> {
+    const { tally } = this.#ctx.cache;
+    tally.hits--;
+    tally.misses++;
+    return this.#miss(miss);
   }
 
   /**

@@ -23,4 +23,6 @@ export interface Source {
    * is cheaper than asking Redis, and only this instance's table says what it is).
    */
   readonly shared?: SharedShape;
+  /** Its resource takes writes (another instance may change what it caches): see hearing.ts. */
+  readonly takesWrites?: boolean;
 }

@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { bearer, get, send } from '../helpers/gateway.ts';
+import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.ts';
+import { metric, startSharedWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
+
+const GRACE_MS = 1000;
+
+/**
+ * An instance that cannot hear the others' invalidations (Redis killed: its subscription is down)
+ * serves its cached entries of a resource that takes writes for at most redis.invalidationGraceMs,
+ * then reads them again, until the subscription is back and its cache resynced. Each instance has
+ * its own clock, moved by the test.
+ */
+describe('an instance that cannot hear invalidations (Redis)', { skip: redisSkip }, () => {
+  let redis: RedisServer;
+  let world: SharedWorld;
+  let reader: Record<string, string>;
+  let writer: Record<string, string>;
+
+  before(async () => {
+    redis = await startRedis();
+    world = await startSharedWorld(redis, 2, { redis: { invalidationGraceMs: GRACE_MS } });
+    reader = bearer(await world.token({ expiresIn: 3600 }));
+    writer = bearer(await world.token({ claims: { scope: 'customers:read customers:write' }, expiresIn: 3600 }));
+  });
+  after(async () => {
+    await world?.close();
+    await redis?.close();
+  });
+
+  const urlOf = (i: number, path: string): string => `${world.gateways[i]?.url as string}${path}`;
+  const nameOn = async (i: number, path: string): Promise<{ name: string; cacheStatus: string }> => {
+    const res = await get(urlOf(i, path), reader);
+    assert.equal(res.status, 200);
+    return { name: (res.json() as { name: string }).name, cacheStatus: String(res.headers['cache-status']) };
+  };
+
+  it('reads an entry again once the grace has passed, and serves from its cache again once it hears again', async () => {
+    const path = '/api/customers/41';
+    world.upstream.on('GET /customers/41', { kind: 'json', body: { id: 41, name: 'Before', status: 'active' } });
+    assert.equal((await nameOn(1, path)).name, 'Before');
+    assert.match((await nameOn(1, path)).cacheStatus, /hit/);
+
+    await redis.kill();
+    await until(async () => (await metric(world.gateways[1]!, 'hypergate_redis_up')) === 0, 'the second instance to see Redis gone');
+    world.upstream.on('PATCH /customers/41', { kind: 'json', body: { id: 41, name: 'After', status: 'active' } });
+    world.upstream.on('GET /customers/41', { kind: 'json', body: { id: 41, name: 'After', status: 'active' } });
+    assert.equal((await send(urlOf(0, path), 'PATCH', { ...writer, 'content-type': 'application/merge-patch+json', 'if-match': '*' }, '{"name":"After"}')).status, 200);
+
+    // The second instance never heard of the write: past the grace it does not answer from its cache.
+    world.clocks[1]?.advance(GRACE_MS + 1);
+    assert.equal((await nameOn(1, path)).name, 'After');
+
+    await redis.restart();
+    await until(async () => world.gateways[1]?.gateway.shared.hearing.deaf === false, 'the second instance to subscribe again');
+    assert.equal((await nameOn(1, path)).name, 'After');
+    assert.match((await nameOn(1, path)).cacheStatus, /hit/, 'served from its cache again');
+  });
+});
