@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { bearer, get, send } from '../helpers/gateway.ts';
-import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.ts';
-import { metric, startSharedWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
+import { redisSkip, type RedisServer } from '../helpers/redis.ts';
+import { metric, suiteWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
 
 const GRACE_MS = 1000;
 
@@ -13,20 +13,17 @@ const GRACE_MS = 1000;
  * its own clock, moved by the test.
  */
 describe('an instance that cannot hear invalidations (Redis)', { skip: redisSkip }, () => {
+  const suite = suiteWorld(2, { redis: { invalidationGraceMs: GRACE_MS } });
   let redis: RedisServer;
   let world: SharedWorld;
   let reader: Record<string, string>;
   let writer: Record<string, string>;
 
   before(async () => {
-    redis = await startRedis();
-    world = await startSharedWorld(redis, 2, { redis: { invalidationGraceMs: GRACE_MS } });
+    redis = suite.redis();
+    world = suite.world();
     reader = bearer(await world.token({ expiresIn: 3600 }));
     writer = bearer(await world.token({ claims: { scope: 'customers:read customers:write' }, expiresIn: 3600 }));
-  });
-  after(async () => {
-    await world?.close();
-    await redis?.close();
   });
 
   const urlOf = (i: number, path: string): string => `${world.gateways[i]?.url as string}${path}`;

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { before, beforeEach, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { bearer, get, send, type HttpAnswer } from '../helpers/gateway.ts';
-import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.ts';
-import { metric, startSharedWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
+import { redisSkip, type RedisServer } from '../helpers/redis.ts';
+import { metric, suiteWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
 import { gate } from '../helpers/wait.ts';
 
 const json = { 'content-type': 'application/json' };
@@ -15,22 +15,19 @@ const json = { 'content-type': 'application/json' };
  * completed lapses 3 s after it was made (and a retry would then write again).
  */
 describe('idempotency completion under slow Redis calls (Redis)', { skip: redisSkip }, () => {
+  const suite = suiteWorld(2, { upstream: { timeoutMs: 1000 }, redis: { breaker: { failures: 1, cooldownMs: 60_000 } } }, ['--enable-debug-command', 'yes']);
   let redis: RedisServer;
   let world: SharedWorld;
   let writer: Record<string, string>;
   let reader: Record<string, string>;
 
   before(async () => {
-    redis = await startRedis(['--enable-debug-command', 'yes']);
-    world = await startSharedWorld(redis, 2, { upstream: { timeoutMs: 1000 }, redis: { breaker: { failures: 1, cooldownMs: 60_000 } } });
+    redis = suite.redis();
+    world = suite.world();
     writer = bearer(await world.token({ claims: { scope: 'customers:read customers:write' }, expiresIn: 3600 }));
     reader = bearer(await world.token({ expiresIn: 3600 }));
   });
   beforeEach(() => world.upstream.reset());
-  after(async () => {
-    await world?.close();
-    await redis?.close();
-  });
 
   const urlOf = (i: number, path: string): string => `${world.gateways[i]?.url as string}${path}`;
   const posts = (): number => world.upstream.requests.filter((r) => r.method === 'POST').length;

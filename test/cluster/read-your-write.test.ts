@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { bearer, get, send } from '../helpers/gateway.ts';
-import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.ts';
-import { startSharedWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
+import { redisSkip, type RedisServer } from '../helpers/redis.ts';
+import { suiteWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
 import { gate } from '../helpers/wait.ts';
 
 const mergePatch = { 'content-type': 'application/merge-patch+json' };
@@ -18,30 +18,27 @@ const ROUNDS = 12;
  * than a client that reads at once.
  */
 describe('read-your-write across instances (Redis)', { skip: redisSkip }, () => {
+  const suite = suiteWorld(3, {}, ['--enable-debug-command', 'yes']);
   let redis: RedisServer;
   let world: SharedWorld;
   let reader: Record<string, string>;
   let writer: Record<string, string>;
 
   before(async () => {
-    redis = await startRedis(['--enable-debug-command', 'yes']);
-    world = await startSharedWorld(redis, 3);
+    redis = suite.redis();
+    world = suite.world();
     reader = bearer(await world.token({ expiresIn: 3600 }));
     writer = bearer(await world.token({ claims: { scope: 'customers:read customers:write' }, expiresIn: 3600 }));
-  });
-  after(async () => {
-    await world?.close();
-    await redis?.close();
   });
 
   const urlOf = (i: number, path: string): string => `${world.gateways[i]?.url as string}${path}`;
   const nameOn = async (i: number, path: string): Promise<string> => ((await get(urlOf(i, path), reader)).json() as { name: string }).name;
 
-  it('no read on another instance that starts after the write was answered shows the old version', async () => {
+  it('no read on another instance that starts after the write was answered shows the old version', async (t) => {
     const path = '/api/customers/31';
     const stale: string[] = [];
     const sleeper = new Redis(redis.url, { maxRetriesPerRequest: 0 });
-    after(() => sleeper.disconnect());
+    t.after(() => sleeper.disconnect());
     for (let round = 1; round <= ROUNDS; round++) {
       const writerIndex = round % 3;
       const others = [0, 1, 2].filter((i) => i !== writerIndex);

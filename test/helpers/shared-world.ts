@@ -89,14 +89,15 @@ export async function startSharedWorld(redis: RedisServer, count: number, overri
 
 /**
  * A real redis-server and `count` instances sharing it for one suite: started in the suite's
- * before(), closed in its after(). Call it inside describe(); read them in the tests.
+ * before(), closed in its after(). Call it inside describe(); read them in the tests. `overrides`
+ * go to every instance's config, `redisArgs` to redis-server.
  */
-export function suiteWorld(count: number): { world(): SharedWorld; redis(): RedisServer } {
+export function suiteWorld(count: number, overrides: unknown = {}, redisArgs: readonly string[] = []): { world(): SharedWorld; redis(): RedisServer } {
   let redis: RedisServer | undefined;
   let world: SharedWorld | undefined;
   before(async () => {
-    redis = await startRedis();
-    world = await startSharedWorld(redis, count);
+    redis = await startRedis(redisArgs);
+    world = await startSharedWorld(redis, count, overrides);
   });
   after(async () => {
     await world?.close();
