@@ -6,9 +6,10 @@ import type { RedisMetrics } from './redis-metrics.ts';
 import { InvalidationHearing } from './hearing.ts';
 import { CLEAR, INVALIDATE } from './scripts.ts';
 
-/** One invalidation as it travels: who sent it, and what to drop (null keys: everything). */
+/** One invalidation as it travels: who sent it, its number there, and what to drop (null keys: everything). */
 interface Message {
   readonly o: string;
+  readonly n?: number;
   readonly k?: readonly string[];
   readonly g?: readonly string[];
 }
@@ -22,7 +23,7 @@ function isMessage(value: unknown): value is Message {
   if (typeof value !== 'object' || value === null) return false;
   const m = value as Record<string, unknown>;
   const names = (v: unknown): boolean => v === undefined || (Array.isArray(v) && v.every((x) => typeof x === 'string'));
-  return typeof m['o'] === 'string' && names(m['k']) && names(m['g']);
+  return typeof m['o'] === 'string' && (m['n'] === undefined || typeof m['n'] === 'number') && names(m['k']) && names(m['g']);
 }
 
 /**
@@ -51,6 +52,9 @@ export class InvalidationBus {
   #resending = 0;
   #subscriptions = 0;
   #closed = false;
+  /** Numbers this instance's messages carry, and the sends waiting for their own message to come back. */
+  #sent = 0;
+  readonly #echoes = new Map<number, () => void>();
   /** Whether invalidations from other instances reach this one now; deaf until the first subscription. */
   readonly hearing: InvalidationHearing;
 
@@ -70,22 +74,42 @@ export class InvalidationBus {
     );
   }
 
-  /** Sends an invalidation (keys and groups, or everything when `keys` is null); resolves with the instances reached, or null. */
+  /**
+   * Sends an invalidation (keys and groups, or everything when `keys` is null); resolves with the
+   * instances reached, or null. Redis confirms the script once it has queued the message for every
+   * subscriber, and may write the confirmation out before their copies: while this instance hears
+   * the channel, it also waits (within the same deadline) for its own copy to come back, so the
+   * others' were written too before a write's answer goes out.
+   */
   send(keys: readonly string[] | null, groups: readonly string[], deadlineMs: number): Promise<number | null> {
-    return this.#send(keys, groups, deadlineMs, false);
+    const n = ++this.#sent;
+    if (this.hearing.deaf) return this.#send(keys, groups, deadlineMs, false, n);
+    let timer: NodeJS.Timeout | undefined;
+    const echoed = new Promise<void>((resolve) => {
+      this.#echoes.set(n, resolve);
+      timer = setTimeout(resolve, deadlineMs);
+    }).finally(() => {
+      clearTimeout(timer);
+      this.#echoes.delete(n);
+    });
+    return this.#send(keys, groups, deadlineMs, false, n).then(async (reached) => {
+      if (reached === null) this.#echoes.get(n)?.();
+      await echoed;
+      return reached;
+    });
   }
 
   /**
    * `again`: queued ones sent again. Refused, they are queued once more without being counted
    * again: `queued` counts invalidations Redis did not take at once, not the seconds it stays down.
    */
-  #send(keys: readonly string[] | null, groups: readonly string[], deadlineMs: number, again: boolean): Promise<number | null> {
+  #send(keys: readonly string[] | null, groups: readonly string[], deadlineMs: number, again: boolean, n?: number): Promise<number | null> {
     // A write's answer waits for this (read-your-write on the other instances): it is sent even
     // while a request's call is overdue, within its own deadline.
     const sent =
       keys === null
-        ? this.#link.script('invalidate', CLEAR, [], [this.#link.prefix, this.#markMs, JSON.stringify({ o: this.#origin } satisfies Message)], deadlineMs, 'despite-overdue')
-        : this.#link.script('invalidate', INVALIDATE, [], [this.#link.prefix, this.#markMs, JSON.stringify({ o: this.#origin, k: keys, g: groups } satisfies Message), keys.length, ...keys, ...groups], deadlineMs, 'despite-overdue');
+        ? this.#link.script('invalidate', CLEAR, [], [this.#link.prefix, this.#markMs, JSON.stringify({ o: this.#origin, n } satisfies Message)], deadlineMs, 'despite-overdue')
+        : this.#link.script('invalidate', INVALIDATE, [], [this.#link.prefix, this.#markMs, JSON.stringify({ o: this.#origin, n, k: keys, g: groups } satisfies Message), keys.length, ...keys, ...groups], deadlineMs, 'despite-overdue');
     return sent.then(
       (reached) => {
         this.#metrics.invalidation('sent');
@@ -122,7 +146,11 @@ export class InvalidationBus {
     } catch {
       return;
     }
-    if (!isMessage(message) || message.o === this.#origin) return;
+    if (!isMessage(message)) return;
+    if (message.o === this.#origin) {
+      if (message.n !== undefined) this.#echoes.get(message.n)?.();
+      return;
+    }
     this.#metrics.invalidation('received');
     if (message.k === undefined) this.#cache()?.clear();
     else this.#cache()?.invalidate(message.k, message.g ?? []);
