@@ -45,8 +45,6 @@ export interface RouteEntry {
 }
 
 export interface Router {
-  /** The handler for this method and path (path without query), or null. */
-  match(method: string, path: string): RouteHandler | null;
   /** The handler with its metrics index, or null. */
   lookup(method: string, path: string): RouteEntry | null;
   /** Methods that do have a handler at this path: the `Allow` of a 405, empty for a 404. */
@@ -75,7 +73,6 @@ export function createRouter(routes: readonly RouteDef[], stats?: RequestStats):
   };
   return {
     lookup,
-    match: (method, path) => lookup(method, path)?.handler ?? null,
     allowedMethods: (path) => ALL_METHODS.filter((m) => fitting(m, path) !== null),
     routeIndexAt: (path) => {
       for (const method of ALL_METHODS) {

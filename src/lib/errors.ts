@@ -135,7 +135,3 @@ export interface FieldError {
   readonly pointer: string;
   readonly detail: string;
 }
-
-export function isHgError(err: unknown): err is HgError {
-  return err instanceof HgError;
-}

@@ -12,7 +12,7 @@ import { changedKeys, Reloader, restartRequired, type ReloadResult } from '../ga
 import { silentLogger, type Logger } from '../observability/logger.ts';
 import { emptyJwksTally } from '../observability/metrics.ts';
 import { WorkerQuestions } from './ipc.ts';
-import type { PrimaryMessage, WorkerMessage } from './messages.ts';
+import type { WorkerMessage } from './messages.ts';
 import { pidFileProblem, writePidFile } from './pid-file.ts';
 import { rereader, type ConfigSource } from './reload.ts';
 import { reloadWorkers } from './rolling-reload.ts';
@@ -107,8 +107,6 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
       }, delay).unref();
     });
   };
-
-  const ask = (worker: Worker, message: (seq: number) => PrimaryMessage): Promise<WorkerMessage | null> => questions.ask(worker, message, IPC_TIMEOUT_MS);
 
   const live = (): Worker[] => slots.flatMap((s) => (s.worker !== null && s.ready ? [s.worker] : []));
 
