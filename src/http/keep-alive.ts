@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { unsentBytes } from '../lib/libuv-handle.ts';
 
 /** Requests the connection is answering (pipelined requests overlap). */
 const IN_FLIGHT = Symbol('hypergate.inFlight');
@@ -35,22 +36,6 @@ interface TrackedSocket extends Socket {
  * a few requests in flight.
  */
 export const MAX_PENDING_PER_CONNECTION = 32;
-
-/** Node's socket handle (libuv stream wrap), for the one field the public API lacks. */
-interface StreamHandle {
-  readonly writeQueueSize?: number;
-}
-
-/**
- * Bytes libuv still has to write of the writes handed to it. It goes down as each part of a
- * write reaches the kernel, where socket.writableLength only goes down when a whole write is done
- * (and Node hands a slow socket everything buffered as one write), and socket.bytesWritten counts
- * bytes when they are queued, not sent. Node's own socket time-out reads the same field to count a
- * write in progress as activity (lib/net.js, Socket.prototype._onTimeout).
- */
-function writeQueueSize(socket: Socket): number {
-  return (socket as unknown as { _handle?: StreamHandle | null })._handle?.writeQueueSize ?? 0;
-}
 
 /**
  * A request arrived on the connection: it is not idle until the answer ends, however long that
@@ -177,7 +162,7 @@ export class ConnectionSweeper {
       socket[STALLED_SINCE] = Number.POSITIVE_INFINITY;
       return 0;
     }
-    const queued = writeQueueSize(socket);
+    const queued = unsentBytes(socket);
     if (socket[STALLED_SINCE] === Number.POSITIVE_INFINITY || pending < socket[PENDING_AT_SWEEP] || queued !== socket[QUEUED_AT_SWEEP]) socket[STALLED_SINCE] = now;
     socket[PENDING_AT_SWEEP] = pending;
     socket[QUEUED_AT_SWEEP] = queued;

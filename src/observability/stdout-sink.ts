@@ -2,6 +2,7 @@ import { fstatSync, writeSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { isatty, WriteStream } from 'node:tty';
 import type { Writable } from 'node:stream';
+import { makeNonBlocking } from '../lib/libuv-handle.ts';
 
 /** log.maxBufferBytes by default: what waits for a slow reader of stdout before lines are dropped. */
 export const DEFAULT_LOG_BUFFER_BYTES = 4 * 1024 * 1024;
@@ -12,11 +13,6 @@ export const DEFAULT_LOG_BUFFER_BYTES = 4 * 1024 * 1024;
  * 4096 on Linux; 512 is all POSIX promises elsewhere.
  */
 export const PIPE_BUF = process.platform === 'linux' ? 4096 : 512;
-
-/** What the TTY handle offers beyond tty.WriteStream's documented surface (libuv's stream wrap). */
-interface BlockingSwitch {
-  setBlocking?(blocking: boolean): number;
-}
 
 export interface StdoutSinkOptions {
   /** Most bytes waiting for the reader; a chunk that would go past it is dropped. */
@@ -237,8 +233,8 @@ function openStream(fd: number): Writable | null {
   if (kind === 'file') return null;
   if (kind === 'pipe') return new Socket({ fd, readable: false, writable: true }).unref();
   const tty = new WriteStream(fd);
-  // tty.WriteStream makes its writes blocking (nodejs/node#1771); libuv opened the terminal anew,
-  // so making it non-blocking again affects no other process sharing the terminal.
-  (tty as unknown as { _handle?: BlockingSwitch })._handle?.setBlocking?.(false);
+  // libuv opened the terminal anew, so making it non-blocking again affects no other process
+  // sharing the terminal.
+  makeNonBlocking(tty);
   return tty.unref();
 }
