@@ -38,6 +38,12 @@ export interface GatewayDeps {
    * POST /reload.
    */
   readonly reread?: () => Config;
+  /**
+   * How long a connection whose last answer refused what the client may still be sending (a body
+   * refused before it was read, bytes that are not HTTP) stays open, reading and dropping it, before
+   * it is cut. Default 5 s (LINGER_MS, nginx's lingering_timeout); tests shorten it.
+   */
+  readonly lingerMs?: number;
 }
 
 export interface Gateway {
@@ -125,7 +131,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
   metrics.setBreakerStateSource(() => current.services.breakerStates());
   metrics.setLogDroppedSource(() => logger.droppedLines?.() ?? 0);
 
-  const publicServer = createPublicServer(initial.server, current.dispatch);
+  const publicServer = createPublicServer(initial.server, current.dispatch, deps.lingerMs);
   const { server } = publicServer;
   const readiness = new Readiness(() => current);
   let closing: Promise<void> | null = null;

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { ServerConfig } from '../config/types.ts';
+import { LINGER_MS, lingerOn } from '../http/body.ts';
 import { handleClientError, refuseConnect } from '../http/client-error.ts';
 import { ConnectionSweeper } from '../http/keep-alive.ts';
 import { HgRequest, HgResponse } from '../protocol/response.ts';
@@ -18,9 +19,10 @@ type Dispatch = (req: IncomingMessage, res: HgResponse) => void;
 
 /**
  * The public node:http server with hypergate's limits. Every request, and every request that
- * carries an Expect header, goes to the current dispatcher.
+ * carries an Expect header, goes to the current dispatcher. `lingerMs`: how long a connection whose
+ * last answer refused what the client may still be sending stays open, reading and dropping it.
  */
-export function createPublicServer(s: ServerConfig, initial: Dispatch): PublicServer {
+export function createPublicServer(s: ServerConfig, initial: Dispatch, lingerMs = LINGER_MS): PublicServer {
   let dispatch = initial;
   const server = createServer<typeof HgRequest, typeof HgResponse>({
     IncomingMessage: HgRequest,
@@ -35,6 +37,7 @@ export function createPublicServer(s: ServerConfig, initial: Dispatch): PublicSe
     // dropped, so a second Host is seen (400) and list fields like If-None-Match keep every member.
     joinDuplicateHeaders: true,
   });
+  lingerOn(server, lingerMs);
   // server.keepAliveTimeoutMs and server.sendTimeoutMs, without per-request timers (see keep-alive.ts).
   const sweeper = new ConnectionSweeper(server, { keepAliveMs: s.keepAliveTimeoutMs, sendMs: s.sendTimeoutMs });
   // The dispatcher is the listener itself: no wrapper call per request on the hot path.

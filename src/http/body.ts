@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { HgError } from '../lib/errors.ts';
 import { HgRequest, type HgResponse } from '../protocol/response.ts';
@@ -10,6 +10,23 @@ function tooLarge(maxBytes: number): HgError {
 /** How long a refused body may go on arriving (and be dropped) before its connection is cut: nginx's lingering_timeout. */
 export const LINGER_MS = 5_000;
 
+/** A connection's own linger, when its server was given one other than LINGER_MS. */
+const LINGER = Symbol('hypergate.lingerMs');
+
+type LingeringSocket = Socket & { [LINGER]?: number };
+
+/**
+ * Gives the connections `server` accepts a linger of `ms` instead of LINGER_MS (tests shorten it so
+ * they need not wait 5 s for a connection to be cut). With the default nothing is added: no listener,
+ * no work per connection.
+ */
+export function lingerOn(server: Server, ms: number): void {
+  if (ms === LINGER_MS) return;
+  server.on('connection', (socket: Socket) => {
+    (socket as LingeringSocket)[LINGER] = ms;
+  });
+}
+
 const drop = (): void => {};
 
 /**
@@ -17,7 +34,7 @@ const drop = (): void => {};
  * dropped as it arrives, never kept, so the client (which may still be sending) gets to read the
  * answer. Closing at once would make the kernel reset a connection with unread bytes, and a reset
  * can take the answer with it; nginx's lingering close does the same. A client still sending after
- * LINGER_MS is cut off; one that finishes keeps its connection.
+ * the linger is cut off; one that finishes keeps its connection.
  */
 export function discardBody(req: IncomingMessage): void {
   if (req.complete || (req instanceof HgRequest && req.discardingBody)) return;
@@ -28,12 +45,13 @@ export function discardBody(req: IncomingMessage): void {
 }
 
 /**
- * Closes the connection LINGER_MS from now unless it closes first; returns what cancels that. For
+ * Closes the connection its linger (LINGER_MS unless lingerOn said otherwise) from now unless it
+ * closes first; returns what cancels that. For
  * a connection whose last answer is written while the client may still be sending (a refused body,
  * a problem for bytes that could not be parsed): what it sends meanwhile is read and dropped.
  */
 export function cutAfterLinger(socket: Socket): () => void {
-  const cut = setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  const cut = setTimeout(() => socket.destroy(), (socket as LingeringSocket)[LINGER] ?? LINGER_MS).unref();
   const onClose = (): void => clearTimeout(cut);
   socket.once('close', onClose);
   // Cancelled while the connection stays (a refused body read to its end on a kept-alive

@@ -1,6 +1,5 @@
 import { mergeConfig } from '../../src/config/load.ts';
-import type { Logger } from '../../src/observability/logger.ts';
-import type { Metrics } from '../../src/observability/metrics.ts';
+import type { GatewayDeps } from '../../src/gateway/create-gateway.ts';
 import { ManualClock } from './clock.ts';
 import { startGateway, type RunningGateway } from './gateway.ts';
 import { makeKey, signToken, startJwksServer, type JwksServer, type TestKey, type TokenOptions } from './keys.ts';
@@ -18,7 +17,7 @@ export interface Fixture {
   close(): Promise<void>;
 }
 
-export async function startFixture(overrides: unknown = {}, deps: { logger?: Logger; metrics?: Metrics } = {}): Promise<Fixture> {
+export async function startFixture(overrides: unknown = {}, deps: Omit<GatewayDeps, 'clock'> = {}): Promise<Fixture> {
   const clock = new ManualClock();
   const key = await makeKey('ES256');
   const jwks = await startJwksServer([key.publicJwk]);

@@ -1,10 +1,7 @@
 import { connect } from 'node:net';
 import { request } from 'undici';
-import type { Clock } from '../../src/lib/clock.ts';
 import { mergeConfig } from '../../src/config/load.ts';
-import { createGateway, type Gateway } from '../../src/gateway/create-gateway.ts';
-import type { Logger } from '../../src/observability/logger.ts';
-import type { Metrics } from '../../src/observability/metrics.ts';
+import { createGateway, type Gateway, type GatewayDeps } from '../../src/gateway/create-gateway.ts';
 import { configWith } from '../../src/gateway/load-config.ts';
 
 export interface RunningGateway {
@@ -20,7 +17,7 @@ export interface RunningGateway {
  * A real gateway from createGateway on 127.0.0.1:0, with config overrides over the defaults.
  * The admin listener is off unless the overrides set `admin` (then give it port 0).
  */
-export async function startGateway(overrides: unknown, deps: { clock?: Clock; logger?: Logger; metrics?: Metrics } = {}): Promise<RunningGateway> {
+export async function startGateway(overrides: unknown, deps: GatewayDeps = {}): Promise<RunningGateway> {
   const config = configWith(mergeConfig({ server: { port: 0, host: '127.0.0.1' }, admin: { port: null } }, overrides));
   const gateway = await createGateway(config, deps);
   const address = await gateway.listen();

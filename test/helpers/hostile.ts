@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
 import { ERRORS, PROBLEM_TYPE_BASE, type HgErrorCode } from '../../src/lib/errors.ts';
+import type { GatewayDeps } from '../../src/gateway/create-gateway.ts';
 import { notFoundIdentity } from '../../src/resources/naming.ts';
 import { startFixture, type Fixture } from './fixture.ts';
 import { get, rawExchange, type HttpAnswer } from './gateway.ts';
@@ -88,10 +89,10 @@ export interface SuiteWorld {
   readonly token: string;
 }
 
-export function suiteFixture(overrides: unknown = {}): SuiteWorld {
+export function suiteFixture(overrides: unknown = {}, deps: Omit<GatewayDeps, 'clock'> = {}): SuiteWorld {
   const world = {} as { fx: Fixture; token: string };
   before(async () => {
-    world.fx = await startFixture(overrides);
+    world.fx = await startFixture(overrides, deps);
     world.token = await world.fx.token({ expiresIn: 24 * 3600 });
   });
   after(() => world.fx.close());

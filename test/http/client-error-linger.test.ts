@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { describe, test } from 'node:test';
-import { LINGER_MS } from '../../src/http/body.ts';
 import { suiteFixture } from '../helpers/hostile.ts';
 import { waitFor } from '../helpers/wait.ts';
+
+/** The gateway's linger in these tests: 5 s in production (body.ts LINGER_MS). */
+const LINGER_MS = 500;
 
 /** A client that keeps its sending side open after the server's FIN (as a half-closing client may), and what it has read so far. */
 interface HalfOpenClient {
@@ -49,11 +51,11 @@ async function serverClosesWithin(client: HalfOpenClient, ms: number, fromMs = 0
 
 /**
  * After a problem for bytes node:http could not parse (or a request that timed out mid-body), the
- * connection is closed after the linger (body.ts LINGER_MS) whatever the client does: a client
- * that keeps trickling bytes, or never closes its side, does not hold it open.
+ * connection is closed after the linger (body.ts LINGER_MS, shortened here to LINGER_MS) whatever
+ * the client does: a client that keeps trickling bytes, or never closes its side, does not hold it open.
  */
 describe('the connection after a problem for unparsable bytes', () => {
-  const w = suiteFixture({ server: { headersTimeoutMs: 300, requestTimeoutMs: 600 } });
+  const w = suiteFixture({ server: { headersTimeoutMs: 300, requestTimeoutMs: 600 } }, { lingerMs: LINGER_MS });
 
   test('is closed after the linger while the client keeps trickling bytes', async (t) => {
     const client = halfOpenClient(w.fx.gw.port);
