@@ -21,7 +21,7 @@ export async function loadOrCreateDevKeys(dir: string): Promise<DevKeyPair> {
   try {
     privateJwk = JSON.parse(readFileSync(file, 'utf8')) as JWK;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`auth.devKeyDir: cannot read ${file} (${(err as Error).message})`);
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`auth.devKeyDir: cannot read ${file} (${(err as Error).message})`, { cause: err });
     const pair = await generateKeyPair('ES256', { extractable: true });
     privateJwk = await exportJWK(pair.privateKey);
     privateJwk.kid = await calculateJwkThumbprint(privateJwk);

@@ -85,7 +85,7 @@ export class KeyIndex {
         put(index.#byAlg, alg, key);
         if (typeof jwk.kid !== 'string') continue;
         let byAlg = index.#byKid.get(jwk.kid);
-        if (byAlg === undefined) index.#byKid.set(jwk.kid, (byAlg = new Map()));
+        if (byAlg === undefined) index.#byKid.set(jwk.kid, (byAlg = new Map<string, Slot>()));
         put(byAlg, alg, key);
       }
       if (imported) index.size++;

@@ -150,6 +150,8 @@ export function createDispatcher(
   }
 
   function onAssigned(this: HgResponse): void {
+    // Needed: typescript-eslint resolves `this.socket` differently from tsc here and calls it redundant.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
     (this.socket as QueuingSocket | null)?.[QUEUED_ANSWERS]?.delete(this);
   }
 

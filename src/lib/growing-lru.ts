@@ -1,9 +1,9 @@
 import { LRUCache } from 'lru-cache';
 
-type BaseOptions<K extends {}, V extends {}> = Omit<LRUCache.OptionsBase<K, V, unknown>, 'max' | 'maxSize' | 'sizeCalculation'>;
+type BaseOptions<K extends NonNullable<unknown>, V extends NonNullable<unknown>> = Omit<LRUCache.OptionsBase<K, V, unknown>, 'max' | 'maxSize' | 'sizeCalculation'>;
 
 /** Bounded by count alone (every entry weighs 1), or by bytes as well (each entry weighs its size). */
-type GrowingOptions<K extends {}, V extends {}> = BaseOptions<K, V> &
+type GrowingOptions<K extends NonNullable<unknown>, V extends NonNullable<unknown>> = BaseOptions<K, V> &
   ({ readonly maxSize?: undefined; readonly sizeCalculation?: undefined } | { readonly maxSize: number; readonly sizeCalculation?: LRUCache.SizeCalculator<K, V> });
 
 /**
@@ -17,7 +17,7 @@ type GrowingOptions<K extends {}, V extends {}> = BaseOptions<K, V> &
  * itself. The price: a full cache holds ~10% more than a preallocated one (grown arrays keep spare
  * capacity, and a sizes array comes with `maxSize`), paid only by a cache that fills.
  */
-export class GrowingLru<K extends {}, V extends {}> extends LRUCache<K, V> {
+export class GrowingLru<K extends NonNullable<unknown>, V extends NonNullable<unknown>> extends LRUCache<K, V> {
   readonly maxEntries: number;
   readonly #countOnly: boolean;
 
@@ -25,7 +25,7 @@ export class GrowingLru<K extends {}, V extends {}> extends LRUCache<K, V> {
     super(
       options.maxSize === undefined
         ? { ...options, maxSize: maxEntries, sizeCalculation: () => 1 }
-        : ({ ...options, maxSize: options.maxSize } as LRUCache.OptionsSizeLimit<K, V, unknown>),
+        : { ...options, maxSize: options.maxSize },
     );
     this.maxEntries = maxEntries;
     this.#countOnly = options.maxSize === undefined;

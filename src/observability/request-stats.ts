@@ -38,7 +38,7 @@ export const UNMATCHED_ROUTE = 0;
 
 export class RequestStats {
   readonly #routes: string[] = ['unmatched'];
-  readonly #cells: Map<number, StatsCell>[] = [new Map()];
+  readonly #cells: Map<number, StatsCell>[] = [new Map<number, StatsCell>()];
 
   /** The index of a route pattern, registered once when routes are built. */
   routeIndex(pattern: string): number {
@@ -50,7 +50,7 @@ export class RequestStats {
   }
 
   observe(route: number, method: string | undefined, status: number, ms: number): void {
-    const cells = this.#cells[route] ?? this.#cells[UNMATCHED_ROUTE] as Map<number, StatsCell>;
+    const cells = (this.#cells[route] ?? this.#cells[UNMATCHED_ROUTE]) as Map<number, StatsCell>;
     const m = methodIndex(method);
     const key = status * 8 + m;
     let cell = cells.get(key);

@@ -149,7 +149,7 @@ export function generateOpenApi(routes: readonly RouteDef[], info: OpenApiInfo):
     if (route.method !== 'GET' && route.method !== 'HEAD' && route.doc.write === undefined) throw new Error(`route ${route.method} ${route.path}: only reads and writes are described`);
     const key = openApiPath(route.path);
     paths[key] ??= {};
-    (paths[key] as Record<string, unknown>)[route.method.toLowerCase()] = operation(route.method, route.doc, info.rateLimited === true);
+    paths[key][route.method.toLowerCase()] = operation(route.method, route.doc, info.rateLimited === true);
   }
   return {
     openapi: '3.1.0',

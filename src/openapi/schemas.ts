@@ -77,7 +77,7 @@ export function componentSchemas(table: ResourceTable, root: Resource): Record<s
   const rootLinks = Object.fromEntries(Object.entries(root.links).map(([rel, link]) => [rel, typeof link === 'string' ? path : templatedJson]));
   return {
     HalLink: { type: 'object', required: ['href'], properties: { href: { type: 'string' }, templated: { type: 'boolean' } } },
-    ...Object.assign({}, ...table.resources.map(resourceSchemas)),
+    ...(Object.assign({}, ...table.resources.map(resourceSchemas)) as Record<string, JsonSchema>),
     ApiRoot: { type: 'object', required: ['links'], properties: { links: { type: 'object', required: rootRels, properties: rootLinks } } },
     ApiRootHal: { type: 'object', required: ['_links'], properties: { _links: links(rootRels, [], halLink) } },
     OpenApiDocument: { type: 'object', description: 'This document (OpenAPI 3.1).', required: ['openapi', 'paths'] },

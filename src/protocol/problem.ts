@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { ERRORS, HgError, PROBLEM_TYPE_BASE, type HgErrorCode, type ProblemValue } from '../lib/errors.ts';
+import { ERRORS, HgError, PROBLEM_TYPE_BASE, type ProblemValue } from '../lib/errors.ts';
 import { HgResponse } from './response.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -10,7 +10,7 @@ export interface ProblemBody {
   readonly status: number;
   readonly detail: string;
   /** HG_ERR_*: a registry code, or a resource's own (HG_ERR_CUSTOMER_NOT_FOUND). */
-  readonly code: HgErrorCode | string;
+  readonly code: string;
   /** Extension members (RFC 9457 section 3.2), after the standard ones, which they never replace. */
   readonly [extension: string]: ProblemValue;
 }

@@ -63,19 +63,19 @@ export function compileSchemaFile(file: string): SchemaValidators {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new Error(`cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new Error(`cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err });
   }
   let schema: unknown;
   try {
     schema = JSON.parse(text);
-  } catch {
-    throw new Error(`${file} is not valid JSON`);
+  } catch (err) {
+    throw new Error(`${file} is not valid JSON`, { cause: err });
   }
   if (!isObject(schema)) throw new Error(`${file} is not a JSON Schema object`);
   const ajv = new (loadAjv())({ allErrors: true, strict: true });
   try {
     return { whole: validatorOf(ajv.compile(schema)), patch: validatorOf(ajv.compile(patchSchema(schema))), schema };
   } catch (err) {
-    throw new Error(`${file} is not a valid JSON Schema (draft 2020-12): ${(err as Error).message}`);
+    throw new Error(`${file} is not a valid JSON Schema (draft 2020-12): ${(err as Error).message}`, { cause: err });
   }
 }

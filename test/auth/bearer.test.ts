@@ -57,7 +57,7 @@ describe('authentication errors (RFC 6750)', () => {
     const { status, head, body } = parseRaw(raw);
     assert.equal(status, 400);
     assert.match(head, /WWW-Authenticate: Bearer realm="hypergate", error="invalid_request"/);
-    assert.equal(JSON.parse(body).code, 'HG_ERR_AUTH_INVALID_REQUEST');
+    assert.equal((JSON.parse(body) as { code: string }).code, 'HG_ERR_AUTH_INVALID_REQUEST');
   });
 
   test('a token longer than auth.maxTokenBytes is 400 invalid_request before any parsing', async () => {

@@ -99,7 +99,7 @@ describe('the JWKS cooldown and the last good key set', () => {
     const stale = log.records().filter((r) => r['event'] === 'jwks' && r['stale'] === true);
     assert.equal(stale.length, fetched, 'a warning for each failed refresh');
     assert.match(String(stale.at(-1)?.['msg']), /could not refresh the JWKS from .*: HTTP 500; the key set fetched 3600 s ago stays in use \(stale/);
-    const metrics = await (await get(`${gw.adminUrl}/metrics`)).text;
+    const metrics = (await get(`${gw.adminUrl}/metrics`)).text;
     assert.equal(sample(metrics, 'hypergate_jwks_age_seconds'), 3600);
     assert.equal(sample(metrics, 'hypergate_jwks_fetches_total', { result: 'http_status' }), fetched);
     assert.equal(sample(metrics, 'hypergate_jwks_fetches_total', { result: 'ok' }), 1);

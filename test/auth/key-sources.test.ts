@@ -89,7 +89,6 @@ describe('key sources', () => {
 
   test('auth.jwksUrl refetches on an unknown kid, but at most once per cooldown', async () => {
     const first = await makeKey('ES256', 'k1');
-    const rotated = await makeKey('ES256', 'k2');
     const jwks = await startJwksServer([first.publicJwk]);
     running.push(jwks);
     const gw = await gateway({ jwksUrl: jwks.url, jwksCooldownMs: 60_000 });

@@ -53,7 +53,7 @@ describe('cluster rate limits (rateLimit.scope "cluster")', { skip: redisSkip },
     const headers = await as('after-flush');
     await redis.command('SCRIPT', 'FLUSH');
     const fallbacks = await metric(world.gateways[0]!, 'hypergate_rate_limit_fallback_total');
-    assert.deepEqual(await statuses(headers, BURST + 1), [...Array(BURST).fill(200), 429]);
+    assert.deepEqual(await statuses(headers, BURST + 1), [...Array<number>(BURST).fill(200), 429]);
     assert.equal(await metric(world.gateways[0]!, 'hypergate_rate_limit_fallback_total'), fallbacks, 'decided in Redis, not locally');
   });
 

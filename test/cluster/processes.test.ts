@@ -107,19 +107,19 @@ describe('three gateway processes sharing one Redis behave as one gateway', { sk
     assert.equal(purge.status, 200);
     assert.deepEqual(purge.json(), { purged: 1, instances: 3 });
     for (const i of instances.slice(1)) {
-      await until(async () => JSON.parse((await read(i, '/api/customers/33')).body).name === 'Renamed', 'the other instance to drop it', 1000);
+      await until(async () => (JSON.parse((await read(i, '/api/customers/33')).body) as { name: string }).name === 'Renamed', 'the other instance to drop it', 1000);
     }
   });
 
   it('drops a changed item on every instance: a PATCH through one, and the others read the new version within a second', async () => {
-    for (const i of instances) assert.equal(JSON.parse((await read(i, '/api/customers/34')).body).name, 'Customer 34');
+    for (const i of instances) assert.equal((JSON.parse((await read(i, '/api/customers/34')).body) as { name: string }).name, 'Customer 34');
     const renamed = { id: 34, name: 'Patched', status: 'active' };
     upstream.on('PATCH /customers/34', { kind: 'json', body: renamed, headers: { etag: '"v2"' } });
     upstream.on('GET /customers/34', { kind: 'json', body: renamed, headers: { etag: '"v2"' } });
     const patched = await send(`${instances[0]?.url}/api/customers/34`, 'PATCH', { ...writer(), 'content-type': 'application/merge-patch+json', 'if-match': '*' }, '{"name":"Patched"}');
     assert.equal(patched.status, 200);
     for (const i of instances.slice(1)) {
-      await until(async () => JSON.parse((await read(i, '/api/customers/34')).body).name === 'Patched', 'the other instance to drop it', 1000);
+      await until(async () => (JSON.parse((await read(i, '/api/customers/34')).body) as { name: string }).name === 'Patched', 'the other instance to drop it', 1000);
     }
   });
 

@@ -52,7 +52,7 @@ describe('the configuration table of docs/configuration.md', () => {
   const rows = documentedRows();
   // Declared resources are documented by key (resources.<name>.path), not by each shipped value.
   const defaults = new Map([...leaves(readDefaults())].filter(([key]) => !key.startsWith('resources.')));
-  const declaration = declarationRule === undefined ? new Map() : declarationKeys(declarationRule, 'resources.<name>');
+  const declaration = declarationRule === undefined ? new Map<string, { optional: boolean; value?: unknown }>() : declarationKeys(declarationRule, 'resources.<name>');
 
   it('lists every key of config/default.json with the same default', () => {
     for (const [key, value] of defaults) {

@@ -41,14 +41,14 @@ export interface HttpAnswer {
 export async function get(url: string, headers: Record<string, string> = {}, method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'OPTIONS' = 'GET'): Promise<HttpAnswer> {
   const res = await request(url, { method, headers });
   const text = await res.body.text();
-  return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) };
+  return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) as unknown };
 }
 
 /** One real request with a body (a write); the answer read whole. */
 export async function send(url: string, method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', headers: Record<string, string>, body?: string | Buffer): Promise<HttpAnswer> {
   const res = await request(url, { method, headers, body });
   const text = await res.body.text();
-  return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) };
+  return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) as unknown };
 }
 
 export function bearer(token: string): Record<string, string> {

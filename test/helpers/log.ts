@@ -5,7 +5,7 @@ export interface CapturedLog {
   /** Every line as written. */
   readonly lines: string[];
   /** Every line parsed. */
-  records(): Record<string, unknown>[];
+  readonly records: () => Record<string, unknown>[];
 }
 
 /** A real logger (pino, the access-log writer) whose lines are kept in memory for the test to read. */

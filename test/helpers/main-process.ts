@@ -68,19 +68,19 @@ export function startMain(args: readonly string[], env: Record<string, string> =
         const check = (): boolean => {
           const found = records.find(match);
           if (found === undefined) return false;
-          waiters.delete(check as () => void);
+          waiters.delete(check);
           clearTimeout(timer);
           done(found);
           return true;
         };
         const timer = setTimeout(() => {
-          waiters.delete(check as () => void);
+          waiters.delete(check);
           fail(new Error(`no matching log line within ${timeoutMs} ms; stderr:\n${err}\nstdout:\n${records.map((r) => JSON.stringify(r)).join('\n')}`));
         }, timeoutMs);
-        if (!check()) waiters.add(check as () => void);
+        if (!check()) waiters.add(check);
         void exit.then(() => setTimeout(() => {
-          if (waiters.has(check as () => void)) {
-            waiters.delete(check as () => void);
+          if (waiters.has(check)) {
+            waiters.delete(check);
             clearTimeout(timer);
             fail(new Error(`the process exited first; stderr:\n${err}`));
           }

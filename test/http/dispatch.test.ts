@@ -67,12 +67,12 @@ describe('dispatcher', () => {
     assert.equal(status, 400);
     assert.match(head, /Content-Type: application\/problem\+json/);
     assert.match(head, /Connection: close/);
-    assert.equal(JSON.parse(body).code, 'HG_ERR_BAD_REQUEST');
+    assert.equal((JSON.parse(body) as { code: string }).code, 'HG_ERR_BAD_REQUEST');
   });
 
   test('a request head over the size limit gets a 431 problem', async () => {
     const { status, body } = parseRaw(await rawRequest(port, `GET /ok HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`));
     assert.equal(status, 431);
-    assert.equal(JSON.parse(body).code, 'HG_ERR_HEADERS_TOO_LARGE');
+    assert.equal((JSON.parse(body) as { code: string }).code, 'HG_ERR_HEADERS_TOO_LARGE');
   });
 });

@@ -92,7 +92,7 @@ describe('the hypergate process', () => {
     const run = promisify(execFile);
     const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/dev/mint-token.ts', '--config', file, '--sub', 'alice', '--scope', 'customers:read', '--ttl', '60'], { cwd: ROOT });
     const token = stdout.trim();
-    assert.equal(JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()).sub, 'alice');
+    assert.equal((JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as { sub: string }).sub, 'alice');
     assert.equal((await get(`http://127.0.0.1:${port}/api/customers/1`, bearer(token))).status, 200);
     const { stdout: narrow } = await run(process.execPath, ['--import', 'tsx', 'src/dev/mint-token.ts', '--config', file, '--scope', 'other'], { cwd: ROOT });
     assert.equal((await get(`http://127.0.0.1:${port}/api/customers/1`, bearer(narrow.trim()))).status, 403);

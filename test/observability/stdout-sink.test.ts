@@ -35,7 +35,7 @@ function pipe(t: { after(fn: () => unknown): void }): Pipe {
     drain: () => {
       let text = '';
       for (;;) {
-        let n = 0;
+        let n: number;
         try {
           n = readSync(readFd, buf, 0, buf.length, null);
         } catch (err) {

@@ -7,7 +7,7 @@ import { bearer, type HttpAnswer } from '../helpers/gateway.ts';
 async function call(url: string, method: string, headers: Record<string, string> = {}, body?: string): Promise<HttpAnswer> {
   const res = await request(url, { method: method as 'GET', headers, body });
   const text = await res.body.text();
-  return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) };
+  return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) as unknown };
 }
 
 /**

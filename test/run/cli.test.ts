@@ -168,8 +168,8 @@ describe('SIGHUP reload', () => {
   it('rejects an invalid file, logs each problem and keeps serving with the old config', async () => {
     write({ server: { port: 'nope' }, cache: { maxEntries: -1 } });
     main.kill('SIGHUP');
-    await main.waitFor((r) => typeof r['msg'] === 'string' && (r['msg'] as string).startsWith('config reload rejected: 2 problem(s)'));
-    await main.waitFor((r) => typeof r['msg'] === 'string' && (r['msg'] as string).startsWith('cache.maxEntries: expected an integer'));
+    await main.waitFor((r) => typeof r['msg'] === 'string' && (r['msg']).startsWith('config reload rejected: 2 problem(s)'));
+    await main.waitFor((r) => typeof r['msg'] === 'string' && (r['msg']).startsWith('cache.maxEntries: expected an integer'));
     assert.equal(await status(await signToken(key2), 4), 200);
     assert.equal(connects, 1);
     assert.equal(main.child.exitCode, null);

@@ -35,18 +35,18 @@ describe('reload of a cluster (server.workers: 2)', () => {
 
   it('POST /reload with an invalid file is 422 from the primary, and no worker is asked', async () => {
     world.write({ cache: { maxAgeSeconds: 'soon' } });
-    const before = world.main.records.filter((r) => typeof r['msg'] === 'string' && /^worker \d+ reload/.test(r['msg'] as string)).length;
+    const before = world.main.records.filter((r) => typeof r['msg'] === 'string' && /^worker \d+ reload/.test(r['msg'])).length;
     const res = await get(`${world.admin}/reload`, bearer(world.adminToken), 'POST');
     assert.equal(res.status, 422);
     assert.equal(problemOf(res).code, 'HG_ERR_RELOAD_INVALID_CONFIG');
     assert.deepEqual((res.json() as { problems: string[] }).problems, ['cache.maxAgeSeconds: expected an integer from 0 to 31536000, got "soon"']);
-    assert.equal(world.main.records.filter((r) => typeof r['msg'] === 'string' && /^worker \d+ reload/.test(r['msg'] as string)).length, before);
+    assert.equal(world.main.records.filter((r) => typeof r['msg'] === 'string' && /^worker \d+ reload/.test(r['msg'])).length, before);
   });
 
   it('writes the primary\'s pid to server.pidFile, the process a SIGHUP reloads every worker through', async () => {
     world.write({ cache: { maxAgeSeconds: 25 } });
     assert.equal(Number(readFileSync(pidFile, 'utf8').trim()), world.main.child.pid);
-    const done = (): number => world.main.records.filter((r) => typeof r['msg'] === 'string' && /^worker \d+ reload done$/.test(r['msg'] as string)).length;
+    const done = (): number => world.main.records.filter((r) => typeof r['msg'] === 'string' && /^worker \d+ reload done$/.test(r['msg'])).length;
     const already = done();
     process.kill(world.main.child.pid as number, 'SIGHUP');
     await world.main.waitFor(() => done() === already + 2);

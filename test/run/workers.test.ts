@@ -63,7 +63,7 @@ describe('server.workers: a cluster of gateway workers', () => {
 
   it('turns SIGHUP into a reload of every worker', async () => {
     main.kill('SIGHUP');
-    const done = (): number => main.records.filter((r) => typeof r['msg'] === 'string' && /^worker \d+ reload done$/.test(r['msg'] as string)).length;
+    const done = (): number => main.records.filter((r) => typeof r['msg'] === 'string' && /^worker \d+ reload done$/.test(r['msg'])).length;
     await main.waitFor(() => done() === 2);
     assert.equal((await get(`${base}/api/customers/1`, bearer(token))).status, 200);
   });
