@@ -21,18 +21,24 @@ describe('the shared cache tier (cache.shared)', { skip: redisSkip }, () => {
   });
 
   const urlOf = (i: number): string => world.gateways[i]?.url as string;
-  const shared = async (i: number): Promise<void> => {
-    const before = await metric(world.gateways[i]!, 'hypergate_shared_cache_total', { outcome: 'stored' });
-    await until(async () => (await metric(world.gateways[i]!, 'hypergate_shared_cache_total', { outcome: 'stored' })) > before, 'the entry to be shared');
+  /**
+   * Counts what instance `i` has stored in the tier so far, then returns what waits for one more.
+   * Counted before the request is sent: counted while it runs, a store that came first on a busy
+   * machine would already be in the count, and the wait would never end.
+   */
+  const shared = async (i: number): Promise<() => Promise<void>> => {
+    const stored = (): Promise<number> => metric(world.gateways[i]!, 'hypergate_shared_cache_total', { outcome: 'stored' });
+    const before = await stored();
+    return () => until(async () => (await stored()) > before, 'the entry to be shared');
   };
 
   it("keeps Age counting from when the upstream answered, whatever the other instance's clock says", async () => {
     // The upstream says its answer is 7 s old; B's clock runs 100 s ahead of A's.
     world.upstream.on('/customers/11', { kind: 'json', body: { id: 11, name: 'Aged', status: 'active' }, headers: { age: '7' } });
     const b = await world.add({}, new ManualClock(Date.now() + 100_000));
-    const waiting = shared(0);
+    const waiting = await shared(0);
     const first = await get(`${urlOf(0)}/api/customers/11`, reader);
-    await waiting;
+    await waiting();
     assert.equal(first.headers.age, '7');
     const second = await get(`${b.url}/api/customers/11`, bearer(await world.token({ nowSeconds: Math.floor(Date.now() / 1000) + 100 })));
     assert.equal(second.status, 200);
@@ -46,9 +52,9 @@ describe('the shared cache tier (cache.shared)', { skip: redisSkip }, () => {
   it("keeps the upstream's validator: an entry read from the tier has the same ETag in every format as on the instance that fetched it", async () => {
     world.upstream.on('/customers/15', { kind: 'json', body: { id: 15, name: 'Tagged', status: 'active' }, headers: { etag: '"v5"' } });
     const hal = { ...reader, accept: 'application/hal+json' };
-    const waiting = shared(0);
+    const waiting = await shared(0);
     assert.equal((await get(`${urlOf(0)}/api/customers/15`, reader)).status, 200);
-    await waiting;
+    await waiting();
     const here = await get(`${urlOf(0)}/api/customers/15`, hal);
     const there = await get(`${urlOf(1)}/api/customers/15`, hal);
     assert.match(String(here.headers.etag), /^"v5\./, "derived from the upstream's ETag");
@@ -57,9 +63,9 @@ describe('the shared cache tier (cache.shared)', { skip: redisSkip }, () => {
   });
 
   it("shares the upstream's 404 (a cached absence) too", async () => {
-    const waiting = shared(0);
+    const waiting = await shared(0);
     assert.equal((await get(`${urlOf(0)}/api/customers/999999999`, reader)).status, 404);
-    await waiting;
+    await waiting();
     assert.equal((await get(`${urlOf(1)}/api/customers/999999999`, reader)).status, 404);
     assert.equal(world.upstream.hits('/customers/999999999'), 1);
   });
