@@ -1,4 +1,4 @@
-import { createPublicKey, generateKeyPairSync, verify, webcrypto } from 'node:crypto';
+import { createPublicKey, verify, webcrypto } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

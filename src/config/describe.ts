@@ -17,5 +17,7 @@ export function describeValue(value: unknown, rule: Rule): string {
     const shown = redactUrl(value);
     return JSON.stringify(shown.length > SHOWN_CHARS ? `${shown.slice(0, SHOWN_CHARS)}…` : shown);
   }
+  // What is left came from JSON or the environment: a number, a boolean, or nothing; never an object.
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string
   return String(value);
 }

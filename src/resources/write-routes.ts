@@ -3,7 +3,7 @@ import { tokenIssuer } from '../auth/realm.ts';
 import { HgError } from '../lib/errors.ts';
 import { discardBody } from '../http/body.ts';
 import type { HgResponse } from '../protocol/response.ts';
-import type { RouteDef, RouteMethod } from '../http/router.ts';
+import type { RouteDef } from '../http/router.ts';
 import { callOf } from '../upstream/trace-context.ts';
 import type { WriteResult } from '../upstream/client.ts';
 import type { IdempotentAnswer } from '../cluster/idempotency.ts';
@@ -157,7 +157,7 @@ export function writeRoutes(table: ResourceTable, deps: WriteDeps): RouteDef[] {
       const template = collection === null ? r.item : collection.path;
       const types = collection === null ? r.types : collection.types;
       routes.push({
-        method: method as RouteMethod,
+        method,
         path: template.route,
         fits: (path) => template.fits(path, types),
         handler: (req, res, path) => write(op, deps, req, res, path),
