@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { DEFAULTS_FILE, PROJECT_ROOT } from '../src/config/load.ts';
+import { PROJECT_ROOT } from '../src/config/load.ts';
 import type { Rule } from '../src/config/rule.ts';
 import { CONFIG_SCHEMA } from '../src/config/schema.ts';
 

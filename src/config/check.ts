@@ -106,7 +106,7 @@ function check(rule: Rule, value: unknown, path: string, problems: Problems): un
       }
       if (rule.nonEmpty && value.length === 0) problems.add(path, 'expected at least one entry');
       if (rule.oneOf) {
-        for (const v of value) {
+        for (const v of value as string[]) {
           if (!rule.oneOf.includes(v)) problems.add(path, `${describeValue(v, rule)} is not one of ${rule.oneOf.join(', ')}`);
         }
       }

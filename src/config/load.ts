@@ -82,11 +82,11 @@ export interface LoadOptions {
 /** The ways to get a validated config, each running the same checks. */
 export interface ConfigLoader {
   /** Defaults, then the file, then the environment; validated once and frozen. */
-  loadConfig(options?: LoadOptions): Config;
+  readonly loadConfig: (options?: LoadOptions) => Config;
   /** Defaults with an in-memory override, as tests and benchmarks build gateways. */
-  configWith(overrides: unknown): Config;
+  readonly configWith: (overrides: unknown) => Config;
   /** A merged config object, validated and frozen (`origins`: the variables that set keys; `env`: for header values). */
-  validateConfig(candidate: unknown, origins?: ValueOrigins, env?: NodeJS.ProcessEnv): Config;
+  readonly validateConfig: (candidate: unknown, origins?: ValueOrigins, env?: NodeJS.ProcessEnv) => Config;
 }
 
 /**
