@@ -9,15 +9,27 @@ import { insufficientScope } from './challenge.ts';
 import type { Principal } from './principal.ts';
 import type { TokenVerifier } from './verifier.ts';
 
+/** What authorizing a request needs: made once per Access, never per request. */
+export interface AuthGate {
+  readonly verifier: TokenVerifier;
+  readonly auth: AuthConfig;
+}
+
+/** An AuthGate under the rate limit: the limiter, and whose bucket a request without a valid token takes from (server.trustProxy). */
+export interface LimitedGate extends AuthGate {
+  readonly limiter: Limiter;
+  readonly clientAddress: ClientAddressOf;
+}
+
 /**
  * Authenticates and authorizes one request. Returns the principal at once when the token is in
  * the verified-token cache, else a promise; either way the scope is checked.
  */
-export function authorize(req: IncomingMessage, verifier: TokenVerifier, auth: AuthConfig, scope: string): Principal | Promise<Principal> {
-  const token = readBearerToken(req, auth.maxTokenBytes);
-  const cached = verifier.cached(token);
+export function authorize(req: IncomingMessage, gate: AuthGate, scope: string): Principal | Promise<Principal> {
+  const token = readBearerToken(req, gate.auth.maxTokenBytes);
+  const cached = gate.verifier.cached(token);
   if (cached !== undefined) return requireScope(req, cached, scope);
-  return verifier.verify(token).then((principal) => requireScope(req, principal, scope));
+  return gate.verifier.verify(token).then((principal) => requireScope(req, principal, scope));
 }
 
 function requireScope(req: IncomingMessage, principal: Principal, scope: string): Principal {
@@ -40,63 +52,71 @@ function decided(over: HgError | null | Promise<HgError | null>, then: () => Pri
 }
 
 /**
- * authorize() under the rate limit. A verification costs crypto (~100-200 µs), so a token that is
- * not in the verified-token cache is paid for by the client address before it is verified: a
- * client over its limit with forged tokens gets 429 and costs no crypto. A valid token then counts
- * against its subject (`sub`), whatever token of that subject it is; a cached token costs no
- * crypto and counts against its subject only. Requests refused before a token (none, malformed)
- * count against the address. Over the limit the answer is 429 instead of what it would have been.
- * A key-source outage (503) is ours, not the client's: what it took is given back. The client
- * address is the one the access log shows (server.trustProxy, client-address.ts). A cluster-wide
- * limiter may decide later (a promise); this process's buckets decide at once.
+ * authorize() under the rate limit. A valid token counts against its subject (`sub`), whatever
+ * token of that subject it is, and never costs its client address anything: behind one NAT or
+ * backend-for-frontend, many users each pay their own. The address pays only for requests that
+ * fail authentication (none, malformed, a token that does not verify) and for valid tokens without
+ * a subject (nothing else names them). A verification costs crypto (~100-200 µs), so while the
+ * address is over that budget its tokens not yet verified get 429 before any crypto; a cached token
+ * costs none and is never held back by its address. Over the limit the answer is 429 instead of what
+ * it would have been. A key-source outage (503) is ours, not the client's: it is charged nothing.
+ * The client address is the one the access log shows (server.trustProxy, client-address.ts). A
+ * cluster-wide limiter may decide later (a promise); this process's buckets decide at once.
  */
-export function authorizeLimited(req: IncomingMessage, verifier: TokenVerifier, auth: AuthConfig, scope: string, limiter: Limiter, clientAddress: ClientAddressOf): Principal | Promise<Principal> {
+export function authorizeLimited(req: IncomingMessage, gate: LimitedGate, scope: string): Principal | Promise<Principal> {
   // The one place the client's address is read.
-  const address = clientAddress(req);
+  const address = gate.clientAddress(req);
+  const limiter = gate.limiter;
   let token: string;
   try {
-    token = readBearerToken(req, auth.maxTokenBytes);
+    token = readBearerToken(req, gate.auth.maxTokenBytes);
   } catch (err) {
-    return charged(req, limiter, address, err);
+    return failed(limiter, address, err);
   }
-  const cached = verifier.cached(token);
+  const cached = gate.verifier.cached(token);
   if (cached !== undefined) return settle(req, limiter, address, cached, scope);
-  return decided(limiter.take(undefined, address), () =>
-    verifier.verify(token).then(
-      // The address has paid for the verification: a token without a subject is charged nothing more.
-      (principal) => (principal.subject === undefined ? requireScope(req, principal, scope) : settle(req, limiter, address, principal, scope)),
-      (err: unknown) => {
-        if (err instanceof HgError && err.status >= 500) limiter.giveBack(address);
-        throw err;
-      },
-    ),
+  const refused = limiter.refusing(address);
+  if (refused !== null) throw refused;
+  return gate.verifier.verify(token).then(
+    (principal) => settle(req, limiter, address, principal, scope),
+    (err: unknown) => verifyFailed(limiter, address, err),
   );
 }
 
 /**
- * A principal from the cache, or just verified with a subject: its scope checked, its subject
- * charged. A token without a subject counts against its address (which a verification has paid
- * already: authorizeLimited does not come here then).
+ * A principal from the cache, or just verified: its scope checked, its subject charged (its
+ * address when it has none). A token that lacks the scope counts the same way (403, then 429).
  */
 function settle(req: IncomingMessage, limiter: Limiter, address: string | undefined, principal: Principal, scope: string): Principal | Promise<Principal> {
   try {
     requireScope(req, principal, scope);
   } catch (err) {
-    return charged(req, limiter, address, err);
+    return decided(limiter.take(principal.subject, address), () => {
+      throw err;
+    });
   }
   return decided(limiter.take(principal.subject, address), () => principal);
 }
 
-/** Throws (or rejects with) the error to answer a refused request with: its own, or 429 once its client is over the limit. */
-function charged(req: IncomingMessage, limiter: Limiter, address: string | undefined, err: unknown): never | Promise<never> {
+/** A request refused before any token was verified (none, malformed): 429 while its address is over its budget, else charged to it. */
+function failed(limiter: Limiter, address: string | undefined, err: unknown): never | Promise<never> {
   if (!(err instanceof HgError) || err.status >= 500) throw err;
-  // A valid token that lacks the scope has named its subject already (requireScope).
-  const subject = req instanceof HgRequest ? req.subject : undefined;
-  const over = limiter.take(subject, address);
-  if (over instanceof Promise) {
-    return over.then((result) => {
-      throw result ?? err;
+  const refused = limiter.refusing(address);
+  if (refused !== null) throw refused;
+  return rethrowAfter(limiter.charge(address), err);
+}
+
+/** A token that did not verify: charged to its address (the crypto was spent), and answered with its own error. */
+function verifyFailed(limiter: Limiter, address: string | undefined, err: unknown): never | Promise<never> {
+  if (!(err instanceof HgError) || err.status >= 500) throw err;
+  return rethrowAfter(limiter.charge(address), err);
+}
+
+function rethrowAfter(charged: void | Promise<void>, err: unknown): never | Promise<never> {
+  if (charged instanceof Promise) {
+    return charged.then(() => {
+      throw err;
     });
   }
-  throw over ?? err;
+  throw err;
 }

@@ -26,6 +26,11 @@ function isMessage(value: unknown): value is Message {
   return typeof m['o'] === 'string' && (m['n'] === undefined || typeof m['n'] === 'number') && names(m['k']) && names(m['g']);
 }
 
+/** The pub/sub channel of invalidations under a key prefix (the scripts publish to the same name). */
+export function invalidationChannel(prefix: string): string {
+  return `${prefix}invalidate`;
+}
+
 /**
  * Invalidations between instances: each one is sent with the script that also drops it from the
  * shared tier (so no instance reads the old entry back from Redis), and every instance drops it
@@ -67,7 +72,7 @@ export class InvalidationBus {
     this.#origin = origin;
     this.#markMs = times.markMs;
     link.subscribe(
-      `${link.prefix}invalidate`,
+      invalidationChannel(link.prefix),
       (message) => this.#received(message),
       () => this.#subscribed(),
       () => this.hearing.lost(times.clock.now()),

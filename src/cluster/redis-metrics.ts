@@ -32,6 +32,7 @@ export class RedisMetrics {
   readonly #resyncs: Counter;
   readonly #unstored: Counter;
   #link: LinkState | null = null;
+  #instances: { readonly count: number } | null = null;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -55,6 +56,15 @@ export class RedisMetrics {
         this.set(BREAKER_STATE[self.#link?.breakerState ?? 'closed']);
       },
     });
+    new Gauge({
+      name: 'hypergate_redis_instances',
+      help: 'Instances sharing this Redis prefix as last counted (subscribers of its invalidation channel); a cluster rate limit\'s fallback gives each its share',
+      registers,
+      aggregator: 'max',
+      collect() {
+        this.set(self.#instances?.count ?? 0);
+      },
+    });
     this.#calls = new Counter({ name: 'hypergate_redis_calls_total', help: 'Redis calls by purpose and outcome (ok, error reply, timeout, down, rejected by the open breaker)', labelNames: ['op', 'outcome'], registers });
     this.#seconds = new Histogram({ name: 'hypergate_redis_call_duration_seconds', help: 'Time of Redis calls that answered, in seconds', labelNames: ['op'], buckets: BUCKETS_S, registers });
     this.#fallbacks = new Counter({ name: 'hypergate_rate_limit_fallback_total', help: 'Cluster rate-limit decisions made by this instance alone because Redis did not answer in time', registers });
@@ -67,6 +77,11 @@ export class RedisMetrics {
 
   watch(link: LinkState): void {
     this.#link = link;
+  }
+
+  /** The count hypergate_redis_instances reads (with a cluster rate limit only). */
+  watchInstances(size: { readonly count: number }): void {
+    this.#instances = size;
   }
 
   call(op: RedisOp, outcome: RedisOutcome, ms: number): void {

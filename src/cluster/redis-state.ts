@@ -7,8 +7,9 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { CacheTier } from './cache-tier.ts';
 import { ClusterRateLimiter } from './cluster-rate-limit.ts';
+import { ClusterSize } from './cluster-size.ts';
 import type { InvalidationHearing } from './hearing.ts';
-import { InvalidationBus } from './invalidation-bus.ts';
+import { InvalidationBus, invalidationChannel } from './invalidation-bus.ts';
 import { invalidationMarkMs, leaseMs, upstreamDeadlineMs } from './lifetimes.ts';
 import { RedisIdempotencyStore } from './redis-idempotency.ts';
 import { RedisLink } from './redis-link.ts';
@@ -27,6 +28,8 @@ export class RedisSharedState implements SharedState {
   readonly #link: RedisLink;
   readonly #metrics: RedisMetrics;
   readonly #bus: InvalidationBus;
+  /** Made with the first cluster rate limiter: only its fallback needs the count. */
+  #size: ClusterSize | null = null;
   #cache: () => ResponseCache | null = () => null;
   readonly #clock: Clock;
   readonly #logger: Logger;
@@ -63,7 +66,9 @@ export class RedisSharedState implements SharedState {
 
   limiter(config: RateLimitConfig, realm: string): Limiter | null {
     if (config.scope === 'instance') return RateLimiter.create(config, this.#clock);
-    return ClusterRateLimiter.create(config, realm, this.#link, this.#metrics, this.#clock);
+    this.#size ??= new ClusterSize(this.#link, invalidationChannel(this.#link.prefix));
+    this.#metrics.watchInstances(this.#size);
+    return ClusterRateLimiter.create(config, realm, { link: this.#link, metrics: this.#metrics, size: this.#size }, this.#clock);
   }
 
   tier(cache: ResponseCache, config: Config): CacheTier | null {
@@ -75,6 +80,7 @@ export class RedisSharedState implements SharedState {
 
   async close(): Promise<void> {
     this.#bus.close();
+    this.#size?.close();
     await this.#link.close();
   }
 }

@@ -116,7 +116,10 @@ return 0
 /**
  * One rate-limit decision, GCRA (the generic cell rate algorithm: a token bucket kept as one
  * number, the theoretical arrival time). ARGV: bucket key, emission interval µs (1e6 / rate),
- * burst. Returns {1, 0} when allowed, {0, ms until the next request may pass} when not. The key
+ * burst, and "take" or "charge". take: {1, 0} when allowed, {0, ms until the next request may
+ * pass} when not. charge (a failed authentication, charged to its address): taken even past empty,
+ * since each failure was verified and so is paid for (concurrent ones push the wait further out);
+ * returns the ms until the address may fail once more, 0 while its budget has room. The key
  * expires when the bucket is full again, so an idle client costs nothing.
  */
 export const RATE = luaScript(`
@@ -127,8 +130,10 @@ local tat = tonumber(redis.call('GET', ARGV[1]) or '0')
 if tat < now then tat = now end
 local next = tat + interval
 local limit = interval * burst
-if next - now > limit then return {0, math.ceil((next - limit - now) / 1000)} end
+local charge = ARGV[4] == 'charge'
+if not charge and next - now > limit then return {0, math.ceil((next - limit - now) / 1000)} end
 redis.call('SET', ARGV[1], string.format('%.0f', next), 'PX', math.ceil((next - now) / 1000))
+if charge then return math.max(0, math.ceil((next + interval - limit - now) / 1000)) end
 return {1, 0}
 `);
 

@@ -168,7 +168,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
   const backend: AdminBackend = {
     readiness: () => readiness.reason(),
     metrics: async () => ({ contentType: metrics.contentType, body: await metrics.text() }),
-    authorize: (req) => authorize(req, current.verifier, current.config.auth, current.config.admin.scope),
+    authorize: (req) => authorize(req, { verifier: current.verifier, auth: current.config.auth }, current.config.admin.scope),
     purge,
     reload: reread === undefined ? undefined : reloadFromSource,
   };

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { authorize, authorizeLimited } from '../auth/authenticate.ts';
+import { authorize, authorizeLimited, type AuthGate, type LimitedGate } from '../auth/authenticate.ts';
 import { insufficientScope, notOwner } from '../auth/challenge.ts';
 import type { Principal } from '../auth/verifier.ts';
 import type { GatewayContext } from '../gateway/context.ts';
@@ -16,30 +16,28 @@ import { paramFromValue, type ParamType, type ParamValue } from './params.ts';
  * refusal says nothing about other items, not even that they exist.
  */
 export class Access {
-  readonly #ctx: GatewayContext;
   readonly #readAny: string;
-  /** null when rate limiting is off: then nothing of it runs. */
-  readonly #limiter: Limiter | null;
-  /** Whose bucket a request without a valid token takes from (server.trustProxy). */
-  readonly #clientAddress: ClientAddressOf;
+  /** What authorize() needs, made once here rather than per request. */
+  readonly #gate: AuthGate;
+  /** The same under the rate limit; null when rate limiting is off: then nothing of it runs. */
+  readonly #limited: LimitedGate | null;
 
+  /** `clientAddress`: whose bucket a request without a valid token takes from (server.trustProxy). */
   constructor(ctx: GatewayContext, limiter: Limiter | null, clientAddress: ClientAddressOf) {
-    this.#ctx = ctx;
-    this.#limiter = limiter;
-    this.#clientAddress = clientAddress;
+    this.#gate = { verifier: ctx.verifier, auth: ctx.config.auth };
+    this.#limited = limiter === null ? null : { verifier: ctx.verifier, auth: ctx.config.auth, limiter, clientAddress };
     this.#readAny = ctx.config.auth.readAnyScope;
   }
 
   /** Rate limiting is on: authorized routes may answer 429 (the OpenAPI document lists it). */
   get rateLimited(): boolean {
-    return this.#limiter !== null;
+    return this.#limited !== null;
   }
 
   /** A scope only (API root, OpenAPI document): the principal, at once when its token is cached. */
   scoped(req: IncomingMessage, scope: string): Principal | Promise<Principal> {
-    const { verifier, config } = this.#ctx;
-    if (this.#limiter === null) return authorize(req, verifier, config.auth, scope);
-    return authorizeLimited(req, verifier, config.auth, scope, this.#limiter, this.#clientAddress);
+    if (this.#limited === null) return authorize(req, this.#gate, scope);
+    return authorizeLimited(req, this.#limited, scope);
   }
 
   /** The resource's scope plus its owner rule for the item with these values. */

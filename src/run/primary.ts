@@ -134,7 +134,7 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
       return notReady.length === 0 ? null : notReady.join('; ');
     },
     metrics: async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() }),
-    authorize: (req) => authorize(req, auth.verifier, config.auth, config.admin.scope),
+    authorize: (req) => authorize(req, { verifier: auth.verifier, auth: config.auth }, config.admin.scope),
     purge: async (path) => {
       const answers = await Promise.all(live().map((w) => questions.ask(w, (seq) => ({ type: 'purge', seq, path }), IPC_TIMEOUT_MS)));
       const done = answers.flatMap((a) => (a?.type === 'purged' && a.purged !== null ? [a] : []));

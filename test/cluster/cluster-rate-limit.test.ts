@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { bearer, get, problemOf } from '../helpers/gateway.ts';
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.ts';
-import { metric, startSharedWorld, type SharedWorld } from '../helpers/shared-world.ts';
+import { metric, startSharedWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
 
 const BURST = 5;
 
@@ -57,17 +57,34 @@ describe('cluster rate limits (rateLimit.scope "cluster")', { skip: redisSkip },
     assert.equal(await metric(world.gateways[0]!, 'hypergate_rate_limit_fallback_total'), fallbacks, 'decided in Redis, not locally');
   });
 
-  it("falls back to this instance's own buckets when Redis does not answer, and counts it", async () => {
+  it("falls back to this instance's share of the limit when Redis does not answer, and counts it", async () => {
     const headers = await as('while-paused');
+    const counted = async (i: number): Promise<boolean> => (await metric(world.gateways[i]!, 'hypergate_redis_instances')) === 2;
+    await until(async () => (await counted(0)) && (await counted(1)), 'both instances to count each other');
     redis.pause();
     try {
-      // Each instance alone lets one burst through: fail open, but capped.
+      // Each instance alone holds half the burst (2.5 requests: 2 pass): fail open, but the two
+      // together stay within one limit instead of passing one burst each.
       const got = await statuses(headers, 2 * BURST + 4);
-      assert.equal(got.filter((s) => s === 200).length, 2 * BURST);
+      assert.equal(got.filter((s) => s === 200).length, 2 * Math.floor(BURST / 2));
     } finally {
       redis.resume();
     }
     assert.ok((await metric(world.gateways[0]!, 'hypergate_rate_limit_fallback_total')) >= BURST);
+  });
+
+  it('charges an address only for failed authentication, and refuses its unverified tokens before any crypto once it is over', async () => {
+    const address = { 'x-forwarded-for': `10.0.1.${++clients}` };
+    const on = (i: number, token: string): Promise<number> => get(`${world.gateways[i]?.url}/api/customers/1`, { ...bearer(token), ...address }).then((a) => a.status);
+    const users = await Promise.all(Array.from({ length: 3 * BURST }, (_, i) => world.token({ claims: { sub: `behind-nat-${i}` } })));
+    assert.deepEqual(await Promise.all(users.map((t, i) => on(i % 2, t))), Array(3 * BURST).fill(200));
+    // Signed ahead: the failures follow each other well within one refill (a second).
+    const forged = await Promise.all(Array.from({ length: BURST + 1 }, async (_, i) => `${(await world.token({ claims: { sub: `forger-${i}` } })).slice(0, -6)}AAAAAA`));
+    for (let i = 0; i < BURST; i++) assert.equal(await on(0, forged[i]!), 401);
+    const invalid = await metric(world.gateways[0]!, 'hypergate_token_verifications_total', { result: 'invalid' });
+    assert.equal(await on(0, forged[BURST]!), 429);
+    assert.equal(await metric(world.gateways[0]!, 'hypergate_token_verifications_total', { result: 'invalid' }), invalid, 'refused before any crypto');
+    assert.deepEqual(await Promise.all(users.map((t, i) => on(i % 2, t))), Array(3 * BURST).fill(200), 'valid tokens never paid');
   });
 
   it('limits each instance on its own with rateLimit.scope "instance", without asking Redis', async () => {
