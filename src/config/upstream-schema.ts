@@ -22,8 +22,10 @@ const SERVICE_KEYS = {
   }),
   forwardClaims: map(nonEmptyString({}), {
     default: {},
-    doc: 'Header → token claim, e.g. `{"X-Subject": "sub"}`: the claim\'s value goes to the service in that header. A claim that is absent or not a string or number sends no header.',
+    doc: 'Header → token claim, e.g. `{"X-Subject": "sub"}`: the claim\'s value goes to the service in that header. A claim that is absent or not a string or number sends no header. Every character of a string value that is not visible ASCII (U+0021 to U+007E), and `%` itself, is sent percent-encoded as UTF-8 (RFC 3986 section 2.1: `Łukasz` goes as `%C5%81ukasz`, a space as `%20`, CR LF as `%0D%0A`); one `decodeURIComponent` gives the claim back. A value that cannot be sent (over `maxClaimBytes`, or a string with a lone surrogate, which has no UTF-8) refuses the request with 400 `claim-not-forwardable` before anything is sent: the request never goes on without the identity.',
   }),
+  // One forwarded claim's value as sent: its header line must fit the service's own limits.
+  maxClaimBytes: integer({ min: 1, max: 65_536, unit: 'bytes', default: 1024, doc: 'Longest forwarded claim value, as sent (after percent-encoding). A request whose token\'s claim is longer is refused with 400 `claim-not-forwardable` when it would reach this service (a miss or a write; a cached answer needs no upstream); it never counts against the service\'s circuit breaker.' }),
 } as const;
 
 /** The `upstream` section: the default service, named "upstream"; no url starts the embedded sample. */

@@ -19,6 +19,7 @@ export type HgErrorCode =
   | 'HG_ERR_AUTH_INVALID_TOKEN'
   | 'HG_ERR_AUTH_INSUFFICIENT_SCOPE'
   | 'HG_ERR_AUTH_KEYS_UNAVAILABLE'
+  | 'HG_ERR_CLAIM_NOT_FORWARDABLE'
   | 'HG_ERR_RATE_LIMITED'
   | 'HG_ERR_PIPELINE_TOO_DEEP'
   | 'HG_ERR_UPSTREAM_BAD_GATEWAY'
@@ -67,6 +68,7 @@ export const ERRORS: Readonly<Record<HgErrorCode, ErrorDefinition>> = Object.fre
   HG_ERR_AUTH_INVALID_TOKEN: { status: 401, slug: 'invalid-token', title: 'Invalid Token', detail: 'The bearer token is invalid, expired or not yet valid.' },
   HG_ERR_AUTH_INSUFFICIENT_SCOPE: { status: 403, slug: 'insufficient-scope', title: 'Insufficient Scope', detail: 'The bearer token lacks the scope this resource requires.' },
   HG_ERR_AUTH_KEYS_UNAVAILABLE: { status: 503, slug: 'keys-unavailable', title: 'Service Unavailable', detail: 'The keys needed to verify the token could not be fetched; try again shortly.' },
+  HG_ERR_CLAIM_NOT_FORWARDABLE: { status: 400, slug: 'claim-not-forwardable', title: 'Claim Not Forwardable', detail: 'A claim of the bearer token that the upstream service is sent cannot be forwarded.' },
   HG_ERR_RATE_LIMITED: { status: 429, slug: 'rate-limited', title: 'Too Many Requests', detail: 'Too many requests; try again after the time in Retry-After.' },
   HG_ERR_PIPELINE_TOO_DEEP: { status: 503, slug: 'too-many-pipelined-requests', title: 'Service Unavailable', detail: 'Too many requests of this connection are waiting for their answers; this one was not processed and the connection is closed: send it again on a new connection.' },
   HG_ERR_UPSTREAM_BAD_GATEWAY: { status: 502, slug: 'bad-gateway', title: 'Bad Gateway', detail: 'The upstream service answered with an error or an invalid response.' },

@@ -5,7 +5,7 @@ import type { ParamDoc } from '../protocol/route-doc.ts';
 import { getAndHead, type RouteDef } from '../http/router.ts';
 import type { Access } from './access.ts';
 import type { CompiledCollection, CompiledResource, ResourceTable } from './compile.ts';
-import { ReadThrough, UPSTREAM_ERRORS } from './read-through.ts';
+import { ReadThrough, upstreamErrors } from './read-through.ts';
 import { CollectionSource, itemSource, type ItemReaders } from './read-sources.ts';
 import type { ServingParts } from './serving-parts.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, pagePath, parsePageQuery } from './page-query.ts';
@@ -41,7 +41,7 @@ function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access): R
     }
     return reader.respond(req, res, path, scratch, principal.claims);
   };
-  const errors: HgErrorCode[] = ['HG_ERR_ROUTE_NOT_FOUND', 'HG_ERR_RESOURCE_NOT_FOUND', ...(r.owner === null ? [] : (['HG_ERR_NOT_OWNER'] as const)), ...UPSTREAM_ERRORS];
+  const errors: HgErrorCode[] = ['HG_ERR_ROUTE_NOT_FOUND', 'HG_ERR_RESOURCE_NOT_FOUND', ...(r.owner === null ? [] : (['HG_ERR_NOT_OWNER'] as const)), ...upstreamErrors(r.service)];
   return getAndHead(r.item.route, read, {
     operationId: `get${schemaName(r.singular)}`,
     summary: `Read one ${r.singular}`,
@@ -87,7 +87,7 @@ function collectionRoutes(r: CompiledResource, c: CompiledCollection, parts: Ser
     params: [...pathParams(r, c.path.params, c.types), ...query],
     scopes: access.scopesOf(r, true),
     ok: { description: `The ${r.name}.`, content: { 'application/json': name, 'application/hal+json': `${name}Hal` } },
-    errors: ['HG_ERR_ROUTE_NOT_FOUND', ...(c.paged ? (['HG_ERR_INVALID_QUERY'] as const) : []), ...ownership, ...UPSTREAM_ERRORS],
+    errors: ['HG_ERR_ROUTE_NOT_FOUND', ...(c.paged ? (['HG_ERR_INVALID_QUERY'] as const) : []), ...ownership, ...upstreamErrors(r.service)],
   }, (path) => c.path.fits(path, c.types));
 }
 

@@ -1,3 +1,4 @@
+import type { ClaimValue } from '../auth/claims.ts';
 import type { CacheEntry } from '../cache/cache-entry.ts';
 import type { SharedShape } from '../cluster/entry-adoption.ts';
 import { HgError } from '../lib/errors.ts';
@@ -22,6 +23,7 @@ export function itemSource(r: CompiledResource, entries: EntryStore): Source {
     takesWrites: takesWrites(r),
     notFound: () => r.notFound(),
     groups: (values) => r.groups(values),
+    claimProblem: (claims) => r.service.claimProblem(claims),
     load: async (path, values, call, ticket) => {
       const result = await r.service.getJson(r.upstream.build(values), call, (json) => itemFromRecord(r, r.record.resolve(json), values, path));
       if (!result.found) throw entries.storeAbsent(path, r.groups(values), source, ticket);
@@ -74,6 +76,10 @@ export class CollectionSource implements Source {
 
   groups(values: readonly ParamValue[]): readonly string[] {
     return this.#c.groups(values);
+  }
+
+  claimProblem(claims: readonly ClaimValue[] | undefined): HgError | null {
+    return this.#r.service.claimProblem(claims);
   }
 
   async load(key: string, values: readonly ParamValue[], call: UpstreamCall, ticket: number): Promise<CacheEntry> {

@@ -18,6 +18,10 @@ import type { Source } from './source.ts';
 
 /** What a resource read answers when the upstream fails and no stale entry may answer (route docs list them). */
 export const UPSTREAM_ERRORS = ['HG_ERR_UPSTREAM_BAD_GATEWAY', 'HG_ERR_UPSTREAM_TIMEOUT', 'HG_ERR_UPSTREAM_UNAVAILABLE'] as const;
+/** What a route of a resource on `service` may answer because of its upstream: its failures, and a claim it cannot be sent. */
+export function upstreamErrors(service: { readonly forwardsClaims: boolean }): HgErrorCode[] {
+  return service.forwardsClaims ? [...UPSTREAM_ERRORS, 'HG_ERR_CLAIM_NOT_FORWARDABLE'] : [...UPSTREAM_ERRORS];
+}
 /** Upstream failures a stale entry may answer for (not a 404: the upstream did answer). */
 const UPSTREAM_FAILURES: ReadonlySet<HgErrorCode> = new Set(UPSTREAM_ERRORS);
 
@@ -103,7 +107,7 @@ export class ReadThrough {
    */
   async fetch(path: string, values: readonly ParamValue[], call: UpstreamCall): Promise<CacheEntry> {
     const entry = this.#ctx.cache.get(path);
-    const found = entry !== undefined && entry.expiresAtMs > this.#ctx.clock.now() ? entry : await this.#parts.loads.load(path, this.#source, values, call);
+    const found = entry !== undefined && entry.expiresAtMs > this.#ctx.clock.now() ? entry : await this.#loadFor(path, values, call);
     if (found.absent) throw this.#source.notFound();
     return found;
   }
@@ -118,7 +122,8 @@ export class ReadThrough {
     const stale = swrMs > 0 ? this.#staleWithin(miss.path, now, swrMs) : undefined;
     if (stale === undefined) return this.#miss(miss);
     const { req, res, path } = miss;
-    if (!loads.has(path)) {
+    // A caller whose claims cannot be sent starts no refresh; the stale answer needs no upstream.
+    if (!loads.has(path) && this.#source.claimProblem?.(miss.claims) == null) {
       loads.load(path, this.#source, miss.values, callOf(req, res.requestId, miss.claims)).catch((err: unknown) => this.#refreshFailed(path, err));
     }
     this.#serveStale(miss, stale, now, 'stale-while-revalidate', false);
@@ -132,6 +137,7 @@ export class ReadThrough {
   async #miss(miss: Miss): Promise<void> {
     const { req, res, path, values } = miss;
     const source = this.#source;
+    this.#assertForwardable(miss.claims);
     const { loads, sieMs } = this.#parts;
     const collapsed = loads.joinable(path, source, values) !== undefined;
     res.cacheOutcome = collapsed ? 'collapsed' : 'miss';
@@ -164,6 +170,17 @@ export class ReadThrough {
     if (collapsed && !rode) res.cacheOutcome = 'miss';
     // Stored as `storable` decides: not no-store, and not stale on arrival (an upstream max-age=0 or invalid freshness).
     writeRepresentation(req, res, rep, now, missStatus(wasStored(rep, now), rode));
+  }
+
+  /** Throws the 400 when these claims cannot be forwarded to this source's service. */
+  #assertForwardable(claims: readonly ClaimValue[] | undefined): void {
+    const refused = this.#source.claimProblem?.(claims);
+    if (refused != null) throw refused;
+  }
+
+  #loadFor(path: string, values: readonly ParamValue[], call: UpstreamCall): Promise<CacheEntry> {
+    this.#assertForwardable(call.claims);
+    return this.#parts.loads.load(path, this.#source, values, call);
   }
 
   /** The cached entry for `path` if it may still answer `windowMs` after its expiry (never a cached absence). */

@@ -1,3 +1,4 @@
+import type { ClaimValue } from '../auth/claims.ts';
 import type { CacheEntry } from '../cache/cache-entry.ts';
 import type { SharedShape } from '../cluster/entry-adoption.ts';
 import type { HgError } from '../lib/errors.ts';
@@ -15,6 +16,11 @@ export interface Source {
   groups(values: readonly ParamValue[]): readonly string[];
   /** The 404 a cached absence (the upstream's 404, kept cache.notFoundSeconds) answers with. */
   notFound(): HgError;
+  /**
+   * The 400 when the caller's kept claims cannot be forwarded to this source's service, else null:
+   * asked before a load is started or joined, so a load never fails for one caller's claim.
+   */
+  claimProblem?(claims: readonly ClaimValue[] | undefined): HgError | null;
   /** Made by the gateway itself (the API root): a miss waits for no upstream, and the access line says none. */
   readonly local?: boolean;
   /**

@@ -3,7 +3,7 @@ import { WRITE_BODY_TYPES } from '../lib/media-type.ts';
 import type { JsonSchema, ParamDoc, RouteDoc, WriteAnswerDoc } from '../protocol/route-doc.ts';
 import type { Access } from './access.ts';
 import type { CompiledCollection, CompiledResource } from './compile.ts';
-import { UPSTREAM_ERRORS } from './read-through.ts';
+import { upstreamErrors } from './read-through.ts';
 import { schemaName } from './naming.ts';
 import { paramRule, paramSchema, type ParamType } from './params.ts';
 import type { WriteMethod } from './write-op.ts';
@@ -67,7 +67,7 @@ export function writeDocs(r: CompiledResource, method: WriteMethod, collection: 
             { status: 201, description: `Created by the upstream. ${represented}`, headers: ['Location', 'ETag', 'Content-Location'] },
             { status: 204, description: 'Changed; the upstream answered without a representation.', headers: [] },
           ];
-  const errors: HgErrorCode[] = ['HG_ERR_ROUTE_NOT_FOUND', 'HG_ERR_BAD_REQUEST', 'HG_ERR_CONFLICT', 'HG_ERR_UNPROCESSABLE', 'HG_ERR_PRECONDITION_REQUIRED', ...UPSTREAM_ERRORS];
+  const errors: HgErrorCode[] = ['HG_ERR_ROUTE_NOT_FOUND', 'HG_ERR_BAD_REQUEST', 'HG_ERR_CONFLICT', 'HG_ERR_UNPROCESSABLE', 'HG_ERR_PRECONDITION_REQUIRED', ...upstreamErrors(r.service)];
   if (collection === null) errors.push('HG_ERR_RESOURCE_NOT_FOUND', 'HG_ERR_PRECONDITION_FAILED');
   if (method !== 'DELETE') errors.push('HG_ERR_UNSUPPORTED_MEDIA_TYPE', 'HG_ERR_INVALID_BODY');
   if (method === 'POST' || method === 'PATCH') errors.push('HG_ERR_IDEMPOTENCY_KEY_MISSING', 'HG_ERR_IDEMPOTENCY_KEY_IN_USE', 'HG_ERR_IDEMPOTENCY_KEY_REUSED');

@@ -55,6 +55,9 @@ async function write(op: WriteOp, deps: WriteDeps, req: IncomingMessage, res: Hg
 async function stages(op: WriteOp, deps: WriteDeps, req: IncomingMessage, res: HgResponse, path: string): Promise<void> {
   const { ctx } = deps;
   const checked = await checkWrite(op, deps, req, res, path);
+  // Refused before the key is claimed and anything is sent: the upstream would not be told who asks.
+  const unsendable = op.r.service.claimProblem(checked.principal.claims);
+  if (unsendable !== null) throw unsendable;
   const run: WriteRun = { op, deps, path, checked, published: [] };
   const call = callOf(req, res.requestId, checked.principal.claims);
   const claim = await IdempotencyClaim.begin(deps.idempotency, keyedWrite(run, req), ctx.logger, res.requestId);

@@ -1,10 +1,11 @@
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher, Pool } from 'undici';
-import type { ClaimTable } from '../auth/claims.ts';
+import type { ClaimTable, ClaimValue } from '../auth/claims.ts';
 import type { UpstreamConfig } from '../config/types.ts';
 import { CircuitBreaker, PROBE } from '../lib/breaker.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import { Deadline } from '../lib/deadline.ts';
+import type { HgError } from '../lib/errors.ts';
 import { exchangeFailure, startExchange, type Answer, type PlanBody } from '../lib/exchange.ts';
 import { undici } from '../lib/undici.ts';
 import type { UpstreamObserver } from '../observability/metrics.ts';
@@ -102,6 +103,19 @@ export class UpstreamClient {
       headersTimeout: config.timeoutMs,
       bodyTimeout: config.timeoutMs,
     };
+  }
+
+  /** Does this service receive claims (forwardClaims)? */
+  get forwardsClaims(): boolean {
+    return this.#headers.forwardsClaims;
+  }
+
+  /**
+   * The 400 when a kept claim this service is sent cannot be forwarded (too long, not Unicode),
+   * else null: asked before a load is started or joined, so a load never fails for one caller's claim.
+   */
+  claimProblem(claims: readonly ClaimValue[] | undefined): HgError | null {
+    return this.#headers.claimProblem(claims);
   }
 
   get #pool(): Pool {

@@ -1,7 +1,9 @@
-import type { ClaimTable } from '../auth/claims.ts';
+import type { ClaimTable, ClaimValue } from '../auth/claims.ts';
 import { headerValueOf } from '../config/service-checks.ts';
 import type { UpstreamConfig } from '../config/types.ts';
+import type { HgError } from '../lib/errors.ts';
 import type { UpstreamCall } from './call.ts';
+import { claimHeaderValue } from './claim-header.ts';
 
 /** Sets `name` (lower case) in a flat [name, value, ...] header list, in place of any value it has. */
 export function setHeader(headers: string[], name: string, value: string): void {
@@ -26,8 +28,9 @@ export function setHeader(headers: string[], name: string, value: string): void 
 export class RequestHeaders {
   readonly #base: readonly string[];
   readonly #forwardAuthorization: boolean;
-  /** [header name, index into the principal's kept claims] per forwardClaims entry. */
-  readonly #forwardClaims: readonly (readonly [string, number])[];
+  /** [header name, index into the principal's kept claims, claim name] per forwardClaims entry. */
+  readonly #forwardClaims: readonly (readonly [string, number, string])[];
+  readonly #maxClaimBytes: number;
 
   /** `claims`: the claims verified tokens keep, to find those forwardClaims names; `env`: where `{"env": NAME}` values are read (once, here). */
   constructor(config: UpstreamConfig, claims: ClaimTable | undefined, env: NodeJS.ProcessEnv) {
@@ -36,10 +39,11 @@ export class RequestHeaders {
     for (const [header, value] of Object.entries(config.headers)) fixed[header.toLowerCase()] = headerValueOf(value, env) ?? '';
     this.#base = Object.entries(fixed).flat();
     this.#forwardAuthorization = config.forwardAuthorization;
+    this.#maxClaimBytes = config.maxClaimBytes;
     // By lower-case name, the last one winning, as the headers object they were written into did.
-    const forwarded = new Map<string, number>();
-    if (claims !== undefined) for (const [header, claim] of Object.entries(config.forwardClaims)) forwarded.set(header.toLowerCase(), claims.indexOf(claim));
-    this.#forwardClaims = [...forwarded];
+    const forwarded = new Map<string, readonly [string, number, string]>();
+    if (claims !== undefined) for (const [header, claim] of Object.entries(config.forwardClaims)) forwarded.set(header.toLowerCase(), [header.toLowerCase(), claims.indexOf(claim), claim]);
+    this.#forwardClaims = [...forwarded.values()];
   }
 
   /** Does a request on behalf of `call` carry the client's Authorization (forwardAuthorization)? It limits what a shared cache may keep (cache-control.ts). */
@@ -47,7 +51,26 @@ export class RequestHeaders {
     return this.#forwardAuthorization && call?.authorization !== undefined;
   }
 
-  /** A new list for one request on behalf of `call` (none: the fixed headers only). */
+  /** Does this service receive claims (so a request may be refused for one: the OpenAPI document lists it)? */
+  get forwardsClaims(): boolean {
+    return this.#forwardClaims.length > 0;
+  }
+
+  /** The 400 when one of these kept claims cannot be forwarded to this service (claim-header.ts), else null. */
+  claimProblem(claims: readonly ClaimValue[] | undefined): HgError | null {
+    for (const [, index, claim] of this.#forwardClaims) {
+      const value = claims?.[index];
+      if (value === undefined) continue;
+      const sent = claimHeaderValue(claim, value, this.#maxClaimBytes);
+      if (typeof sent !== 'string') return sent;
+    }
+    return null;
+  }
+
+  /**
+   * A new list for one request on behalf of `call` (none: the fixed headers only). Throws the 400
+   * of a claim that cannot be forwarded: before the breaker is asked, so it never counts there.
+   */
   of(call: UpstreamCall | undefined): string[] {
     // The names pushed here are managed (config/service-checks.ts): no configured header has them.
     const headers = this.#base.slice();
@@ -58,10 +81,13 @@ export class RequestHeaders {
       if (call.tracestate !== undefined) headers.push('tracestate', call.tracestate);
     }
     if (this.#forwardAuthorization && call.authorization !== undefined) headers.push('authorization', call.authorization);
-    for (const [header, index] of this.#forwardClaims) {
+    for (const [header, index, claim] of this.#forwardClaims) {
       const value = call.claims?.[index];
       // A claim that is absent, or not a string or number, sends no header (ClaimTable.keep).
-      if (value !== undefined) headers.push(header, String(value));
+      if (value === undefined) continue;
+      const sent = claimHeaderValue(claim, value, this.#maxClaimBytes);
+      if (typeof sent !== 'string') throw sent;
+      headers.push(header, sent);
     }
     return headers;
   }
