@@ -17,13 +17,21 @@ export type ClaimValue = string | number | typeof OVERSIZED_CLAIM | undefined;
  */
 export class ClaimTable {
   readonly names: readonly string[];
-  /** Longest string claim kept whole, in characters; a longer one is kept as OVERSIZED_CLAIM. */
-  readonly maxChars: number;
+  /**
+   * Per claim (by index), the longest string kept whole, in characters, and whether a service is
+   * sent it: a longer forwarded one is kept as OVERSIZED_CLAIM, a longer one only owner rules
+   * read is not kept at all (it could name no parameter).
+   */
+  readonly maxChars: readonly number[];
+  readonly #forwarded: readonly boolean[];
   readonly #index: ReadonlyMap<string, number>;
 
-  constructor(names: Iterable<string>, maxChars = MIN_KEPT_CHARS) {
+  /** `forwarded`: claim → the largest maxClaimBytes of the services it is forwarded to. */
+  constructor(names: Iterable<string>, forwarded: ReadonlyMap<string, number> = new Map()) {
     this.names = [...new Set(names)];
-    this.maxChars = maxChars;
+    // A value is sent in at least as many bytes as it has characters: a longer one fits no service.
+    this.maxChars = this.names.map((name) => Math.max(OWNER_CLAIM_CHARS, forwarded.get(name) ?? 0));
+    this.#forwarded = this.names.map((name) => forwarded.has(name));
     this.#index = new Map(this.names.map((name, i) => [name, i]));
   }
 
@@ -33,13 +41,14 @@ export class ClaimTable {
       const claim = resource.owner === null ? null : (resource.owner.claim ?? config.auth.ownerClaim);
       if (claim !== null) names.push(claim);
     }
-    let maxChars = MIN_KEPT_CHARS;
+    const forwarded = new Map<string, number>();
     for (const service of [config.upstream, ...Object.values(config.upstreams)]) {
-      names.push(...Object.values(service.forwardClaims));
-      // A value is sent in at least as many bytes as it has characters: a longer one fits no service.
-      maxChars = Math.max(maxChars, service.maxClaimBytes);
+      for (const claim of Object.values(service.forwardClaims)) {
+        names.push(claim);
+        forwarded.set(claim, Math.max(forwarded.get(claim) ?? 0, service.maxClaimBytes));
+      }
     }
-    return new ClaimTable(names, maxChars);
+    return new ClaimTable(names, forwarded);
   }
 
   indexOf(name: string): number {
@@ -50,20 +59,21 @@ export class ClaimTable {
 
   /**
    * The kept claims of a verified payload; an empty table keeps nothing (one shared empty array).
-   * A string longer than maxChars is kept as OVERSIZED_CLAIM (no service may be sent it, and a
-   * token cache entry must not grow with it; the cache charges the strings it keeps).
+   * A string longer than its maxChars is not kept whole (a token cache entry must not grow with
+   * it; the cache charges the strings it keeps): forwarded, it is kept as OVERSIZED_CLAIM.
    */
   keep(payload: JWTPayload): readonly ClaimValue[] {
     if (this.names.length === 0) return NONE;
-    return this.names.map((name) => {
+    return this.names.map((name, i) => {
       const value = payload[name];
       if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
       if (typeof value !== 'string') return undefined;
-      return value.length <= this.maxChars ? value : OVERSIZED_CLAIM;
+      if (value.length <= (this.maxChars[i] as number)) return value;
+      return this.#forwarded[i] === true ? OVERSIZED_CLAIM : undefined;
     });
   }
 }
 
 const NONE: readonly ClaimValue[] = Object.freeze([]);
-/** Strings kept whatever upstream.maxClaimBytes says: a string path parameter (an owner rule's) is at most 64 characters. */
-const MIN_KEPT_CHARS = 256;
+/** Longest string kept for owner rules: a string path parameter is at most 64 characters. */
+const OWNER_CLAIM_CHARS = 256;

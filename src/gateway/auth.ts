@@ -9,7 +9,7 @@ import type { JwksTally, TokenTally } from '../observability/metrics.ts';
 import { same } from './pipeline.ts';
 
 /** Verified tokens keep the same claims, cut at the same length. */
-const sameClaims = (a: ClaimTable, b: ClaimTable): boolean => same(a.names, b.names) && a.maxChars === b.maxChars;
+const sameClaims = (a: ClaimTable, b: ClaimTable): boolean => same(a.names, b.names) && same(a.maxChars, b.maxChars);
 
 /** What the keys and verifier of a pipeline were built from: the previous pipeline's, on reload. */
 export interface AuthBefore {
