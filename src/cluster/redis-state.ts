@@ -66,6 +66,8 @@ export class RedisSharedState implements SharedState {
 
   limiter(config: RateLimitConfig, realm: string): Limiter | null {
     if (config.scope === 'instance') return RateLimiter.create(config, this.#clock);
+    if (config.requestsPerSecond === null || config.requestsPerSecond === 0) return null;
+    // Counted only while a cluster limit is on: only its fallback needs the count.
     this.#size ??= new ClusterSize(this.#link, invalidationChannel(this.#link.prefix));
     this.#metrics.watchInstances(this.#size);
     return ClusterRateLimiter.create(config, realm, { link: this.#link, metrics: this.#metrics, size: this.#size }, this.#clock);
