@@ -24,5 +24,7 @@ export function checkedScopes(config: Config): readonly string[] {
   const scopes = [config.auth.requiredScope, config.auth.readAnyScope, config.admin.scope];
   // Each declared resource may name its own read and write scopes.
   for (const [name, r] of Object.entries(config.resources)) scopes.push(r.scope ?? config.auth.requiredScope, r.writeScope ?? `${name}:write`);
+  // And each pass-through route its scope.
+  for (const route of Object.values(config.routes)) if (route.scope !== null) scopes.push(route.scope);
   return [...new Set(scopes)];
 }

@@ -1,4 +1,5 @@
 import { RESOURCE } from './resource-schema.ts';
+import { ROUTE } from './route-schema.ts';
 import { boolean, integer, map, nonEmptyString, path, redisUrl, section, string, strings, url } from './rule.ts';
 import { SHIPPED_RESOURCES } from './shipped-resources.ts';
 import { DEFAULT_SERVICE, MAX_MS, NAMED_SERVICE } from './upstream-schema.ts';
@@ -128,6 +129,7 @@ export const CONFIG_SCHEMA = section({
   cache: CACHE,
   // A null entry removes a resource the shipped config declares.
   resources: map(RESOURCE, { nullableValues: true, default: SHIPPED_RESOURCES }),
+  routes: map(ROUTE, { default: {}, doc: 'Pass-through routes by name (see [routes.md](routes.md)): endpoints that are not hypermedia resources, streamed to and from an upstream service without caching or rendering.' }),
   idempotency: IDEMPOTENCY,
   rateLimit: RATE_LIMIT,
   cors: CORS,

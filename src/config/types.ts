@@ -1,4 +1,5 @@
 import type { FIELD_TYPES, PARAM_TYPES, WRITE_AND_READ_METHODS } from './resource-schema.ts';
+import type { ROUTE_METHODS } from './route-schema.ts';
 import type { ValueOf } from './rule.ts';
 import type { CONFIG_SCHEMA, JWS_ALGORITHMS, LOG_LEVELS } from './schema.ts';
 
@@ -21,6 +22,8 @@ export type CacheConfig = Config['cache'];
 export type ResourceConfig = Config['resources'][string];
 export type CollectionConfig = NonNullable<ResourceConfig['collection']>;
 export type OwnerConfig = NonNullable<ResourceConfig['owner']>;
+/** A pass-through route declared in config; compiled once by src/passthrough/compile.ts. */
+export type RouteConfig = Config['routes'][string];
 export type IdempotencyConfig = Config['idempotency'];
 export type RateLimitConfig = Config['rateLimit'];
 export type CorsConfig = Config['cors'];
@@ -33,3 +36,4 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export type ParamTypeName = (typeof PARAM_TYPES)[number];
 export type FieldTypeName = (typeof FIELD_TYPES)[number];
 export type WriteOrReadMethod = (typeof WRITE_AND_READ_METHODS)[number];
+export type RouteMethodName = (typeof ROUTE_METHODS)[number];

@@ -112,6 +112,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     drainState,
     upstreamUrlOf: (config) => config.upstream.url ?? (sample as SampleUpstream).url,
     shared,
+    tunnels: new Set(),
   };
 
   let current: Pipeline;
@@ -132,6 +133,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
   metrics.setLogDroppedSource(() => logger.droppedLines?.() ?? 0);
 
   const publicServer = createPublicServer(initial.server, current.dispatch, deps.lingerMs);
+  publicServer.setUpgrades(current.websocket);
   const { server } = publicServer;
   const readiness = new Readiness(() => current);
   let closing: Promise<void> | null = null;
@@ -146,11 +148,13 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     const pipeline = await buildPipeline(next, previous, parts);
     // Swap the listener: requests already running finish on the old pipeline, new ones use the new.
     publicServer.setDispatch(pipeline.dispatch);
+    publicServer.setUpgrades(pipeline.websocket);
     current = pipeline;
     publicServer.apply(next.server);
     logger.setLevel?.(next.log.level);
     // Pool.close waits for the requests it is serving, then closes its connections.
     previous.services.closeUnusedBy(pipeline.services);
+    previous.passthrough.closeUnusedBy(pipeline.passthrough);
     return {
       changed: changedKeys(previous.config, next),
       restartRequired: restartRequired(previous.config, next, initial, sample !== null),
@@ -220,10 +224,15 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     close: (drainTimeoutMs = current.config.server.drainTimeoutMs) => {
       drainState.draining = true;
       readiness.closing = true;
-      closing ??= drain(server, drainTimeoutMs).then(async () => {
+      // WebSocket tunnels are no longer node:http's connections: the drain time-out cuts them apart.
+      const cutTunnels = (): void => {
+        for (const socket of parts.tunnels) socket.destroy();
+      };
+      closing ??= drain(server, drainTimeoutMs, cutTunnels).then(async () => {
         publicServer.sweeper.stop();
         if (adminServer !== null) await drain(adminServer, 0);
         await current.services.close();
+        await current.passthrough.close();
         await shared.close();
         if (sample !== null) await sample.close();
       });

@@ -1,9 +1,10 @@
 import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { KeySource } from '../auth/keys.ts';
 import type { TokenVerifier } from '../auth/verifier.ts';
 import { ResponseCache } from '../cache/response-cache.ts';
 import type { Clock } from '../lib/clock.ts';
-import type { Config } from '../config/types.ts';
+import type { Config, UpstreamConfig } from '../config/types.ts';
 import type { GatewayContext } from './context.ts';
 import { clientAddressRule } from '../http/client-address.ts';
 import { CorsPolicy } from '../http/cors.ts';
@@ -22,6 +23,9 @@ import { openApiRoutes } from '../resources/openapi.ts';
 import { readRoutes } from '../resources/read-routes.ts';
 import { writeRoutes } from '../resources/write-routes.ts';
 import type { SharedState } from '../cluster/shared-state.ts';
+import { compileRoutes } from '../passthrough/compile.ts';
+import { PassthroughServices } from '../passthrough/pools.ts';
+import { passthroughRoutes } from '../passthrough/routes.ts';
 import { UpstreamServices } from '../upstream/services.ts';
 import { buildAuth } from './auth.ts';
 import { credentialRealm } from '../auth/realm.ts';
@@ -41,6 +45,10 @@ export interface Pipeline {
   readonly table: ResourceTable;
   readonly routes: readonly RouteDef[];
   readonly dispatch: (req: IncomingMessage, res: HgResponse) => void;
+  /** The pools of the services pass-through routes use (apart from the resources' clients). */
+  readonly passthrough: PassthroughServices;
+  /** Some pass-through route tunnels WebSockets: the server hands upgrade requests to `dispatch`. */
+  readonly websocket: boolean;
 }
 
 /** What every pipeline of one gateway shares, whatever its config. */
@@ -54,6 +62,8 @@ export interface PipelineParts {
   readonly upstreamUrlOf: (config: Config) => string;
   /** What instances share; made once, from the config the gateway started with. */
   readonly shared: SharedState;
+  /** The client sockets of open WebSocket tunnels, whichever pipeline opened them: a shutdown cuts them. */
+  readonly tunnels: Set<Duplex>;
 }
 
 /** What a write waits for when there are no other instances to tell. */
@@ -79,7 +89,8 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
     same(previous.config.upstreams, config.upstreams) &&
     upstreamUrlOf(previous.config) === upstreamUrlOf(config);
   const cache = renderedAlike ? previous.cache : new ResponseCache(config.cache, metrics.cache);
-  const services = UpstreamServices.build(config, previous?.services ?? null, (name, service) => (name === 'upstream' ? upstreamUrlOf(config) : (service.url as string)), metrics, clock, claims);
+  const urlOf = (name: string, service: UpstreamConfig): string => (name === 'upstream' ? upstreamUrlOf(config) : (service.url as string));
+  const services = UpstreamServices.build(config, previous?.services ?? null, urlOf, metrics, clock, claims);
   const realm = credentialRealm(config.auth);
   // The buckets survive a reload that leaves rateLimit and the realm as they were, so a reload resets no client's limit.
   const limiter = previous !== null && same(previous.config.rateLimit, config.rateLimit) && credentialRealm(previous.config.auth) === realm ? previous.limiter : parts.shared.limiter(config.rateLimit, realm);
@@ -93,6 +104,10 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
   const routes: RouteDef[] = [...apiRootRoutes(ctx, serving, access, table), ...readRoutes(table, serving, access)];
   // A write's invalidation reaches every instance (shared state), as a purge does.
   routes.push(...writeRoutes(table, { ctx, parts: serving, access, idempotency: parts.shared.idempotency, realm, invalidate: (keys, groups) => parts.shared.invalidate(keys, groups).instances ?? DONE }));
+  // Pass-through routes: separate router entries, so nothing of them is on a resource's path.
+  const passthrough = PassthroughServices.build(config, services, urlOf, claims, previous?.passthrough ?? null);
+  const compiledRoutes = compileRoutes(config);
+  routes.push(...passthroughRoutes(compiledRoutes, { verifier, auth: config.auth, limiter, clientAddress, services: passthrough, observer: metrics, tunnels: parts.tunnels }));
   routes.push(...openApiRoutes(ctx, serving, access, () => routes, table));
   const router = createRouter(routes, metrics.requests);
   const cors = config.cors.origins.length > 0 ? new CorsPolicy(config.cors) : null;
@@ -102,5 +117,5 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
     ids: parts.ids,
     clientAddress,
   });
-  return { config, keySource, verifier, keysKept, cache, services, limiter, table, routes: router.routes, dispatch };
+  return { config, keySource, verifier, keysKept, cache, services, limiter, table, routes: router.routes, dispatch, passthrough, websocket: compiledRoutes.some((r) => r.websocket) };
 }

@@ -3,6 +3,7 @@ import type { ServerConfig } from '../config/types.ts';
 import { LINGER_MS, lingerOn } from '../http/body.ts';
 import { handleClientError, refuseConnect } from '../http/client-error.ts';
 import { ConnectionSweeper } from '../http/keep-alive.ts';
+import { upgradeListener } from '../http/upgrade.ts';
 import { HgRequest, HgResponse } from '../protocol/response.ts';
 
 export interface PublicServer {
@@ -13,6 +14,12 @@ export interface PublicServer {
   apply(s: ServerConfig): void;
   /** Hands new requests to another dispatcher (reload); requests under way finish on the old one. */
   setDispatch(next: Dispatch): void;
+  /**
+   * Whether requests that ask to upgrade their connection go to the dispatcher as such (a
+   * pass-through route tunnels WebSockets) or are plain requests to node:http (no listener: the
+   * Upgrade header is ignored, as it always was).
+   */
+  setUpgrades(on: boolean): void;
 }
 
 type Dispatch = (req: IncomingMessage, res: HgResponse) => void;
@@ -63,6 +70,11 @@ export function createPublicServer(s: ServerConfig, initial: Dispatch, lingerMs 
     server.on('request', next);
     dispatch = next;
   };
+  const upgrades = upgradeListener(() => dispatch);
+  const setUpgrades = (on: boolean): void => {
+    server.off('upgrade', upgrades);
+    if (on) server.on('upgrade', upgrades);
+  };
   apply(s);
-  return { server, sweeper, apply, setDispatch };
+  return { server, sweeper, apply, setDispatch, setUpgrades };
 }

@@ -12,7 +12,7 @@ import type { CorsPolicy } from './cors.ts';
 import { WRITE_BODY_TYPES } from '../lib/media-type.ts';
 import { sendProblem } from '../protocol/problem.ts';
 import { routableTarget } from './request-target.ts';
-import { HgRequest, type HgResponse } from '../protocol/response.ts';
+import { HgRequest, unendedStatus, type HgResponse } from '../protocol/response.ts';
 import type { Router } from './router.ts';
 
 const SLASH = 0x2f;
@@ -124,8 +124,9 @@ export function createDispatcher(
     const endedAt = performance.now();
     markIdle(req.socket, endedAt);
     const ms = endedAt - res.startedAt;
-    // 499: the client went away before an answer was written (nginx's convention).
-    const status = res.writableEnded ? res.statusCode : 499;
+    // 499: the client went away before an answer was written (nginx's convention), unless the
+    // answer was one that never ends through end() (a WebSocket tunnel, a stream the upstream cut).
+    const status = res.writableEnded ? res.statusCode : unendedStatus(res);
     if (metrics !== undefined) {
       metrics.inFlight--;
       stats?.observe(res.routeIndex, req.method, status, ms);

@@ -73,6 +73,14 @@ export class CircuitBreaker {
     if (!this.#open) this.#failures = 0;
   }
 
+  /**
+   * The request ended with no word on the other side either way (its own client gave up, or its
+   * body was refused before an answer): the probe, if it was one, leaves the next request free to probe.
+   */
+  released(probe: boolean): void {
+    if (probe) this.#probing = false;
+  }
+
   /** The other side could not be reached, reset the connection, timed out or failed (an upstream's 5xx). */
   failed(probe: boolean): void {
     if (probe) {

@@ -107,6 +107,7 @@ export class Metrics implements UpstreamObserver {
   readonly #upstreamTotal: Counter<'service' | 'outcome'>;
   readonly #upstreamSeconds: Histogram<'service' | 'outcome'>;
   readonly #upstreamRetries: Counter<'service'>;
+  readonly #passthroughCuts: Counter<'route' | 'reason'>;
 
   constructor(options: { processMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -171,6 +172,7 @@ export class Metrics implements UpstreamObserver {
     this.#upstreamTotal = new Counter({ name: 'hypergate_upstream_requests_total', help: 'Requests to upstream services, by service and outcome', labelNames: ['service', 'outcome'], registers });
     this.#upstreamSeconds = new Histogram({ name: 'hypergate_upstream_request_duration_seconds', help: 'Upstream request time until the whole body was read, in seconds', labelNames: ['service', 'outcome'], buckets: UPSTREAM_BUCKETS_S, registers });
     this.#upstreamRetries = new Counter({ name: 'hypergate_upstream_retries_total', help: 'Upstream requests sent again after a refused or reset connection', labelNames: ['service'], registers });
+    this.#passthroughCuts = new Counter({ name: 'hypergate_passthrough_cut_total', help: 'Pass-through answers cut after their status was sent, by route pattern and reason (upstream_lost: the upstream broke off; upstream_idle: it sent nothing for the idle time-out)', labelNames: ['route', 'reason'], registers });
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -181,6 +183,11 @@ export class Metrics implements UpstreamObserver {
 
   upstreamRetry(service: string): void {
     this.#upstreamRetries.inc({ service });
+  }
+
+  /** A pass-through answer was cut after its status was sent (the client's connection closed under it). */
+  passthroughCut(route: string, reason: 'upstream_lost' | 'upstream_idle'): void {
+    this.#passthroughCuts.inc({ route, reason });
   }
 
   /** Where the cache-entries gauge reads from (the current cache; it changes on reload). */

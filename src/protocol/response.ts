@@ -28,3 +28,34 @@ export class HgRequest extends IncomingMessage {
   /** The rest of a refused body is being read and dropped (body.ts discardBody): the connection may stay. */
   discardingBody = false;
 }
+
+/** On an answer that ends without end() (see setUnendedStatus): the status its record shows. */
+const UNENDED_STATUS = Symbol('hypergate.unendedStatus');
+/** On a request that came through node:http's 'upgrade' event: the bytes that followed its head. */
+const UPGRADE_HEAD = Symbol('hypergate.upgradeHead');
+
+type Marked = { [UNENDED_STATUS]?: number; [UPGRADE_HEAD]?: Buffer };
+
+/**
+ * The status the access log and the metrics record for an answer that will not end through
+ * end(): 101 for a WebSocket tunnel, which ends when either side closes; 502 or 504 for a stream
+ * the upstream broke off after its status was sent. Without one such an answer is a 499 (the
+ * client left). Set only on those answers: the others carry no such field.
+ */
+export function setUnendedStatus(res: ServerResponse, status: number): void {
+  (res as Marked)[UNENDED_STATUS] = status;
+}
+
+export function unendedStatus(res: ServerResponse): number {
+  return (res as Marked)[UNENDED_STATUS] ?? 499;
+}
+
+/** Marks a request as one node:http handed over as an upgrade, with the bytes read past its head. */
+export function markUpgrade(req: IncomingMessage, head: Buffer): void {
+  (req as Marked)[UPGRADE_HEAD] = head;
+}
+
+/** The bytes read past an upgrade request's head; undefined for every other request. */
+export function upgradeHeadOf(req: IncomingMessage): Buffer | undefined {
+  return (req as Marked)[UPGRADE_HEAD];
+}

@@ -31,6 +31,20 @@ export interface RouteDoc {
   readonly notFound?: ProblemIdentity;
   /** A write: its request body and success answers (instead of the read's 200 and 304). */
   readonly write?: WriteDoc;
+  /** A pass-through route: the upstream's answer, whatever it is (instead of the read's 200 and 304). */
+  readonly passthrough?: PassthroughDoc;
+}
+
+/** What is particular to a pass-through route's operation. */
+export interface PassthroughDoc {
+  /** The OpenAPI path (a rest parameter has no spelling in the router's pattern). */
+  readonly path: string;
+  /** Served without credentials too (a public route's GET and HEAD). */
+  readonly public: boolean;
+  /** Takes a request body, of any media type, streamed to the upstream. */
+  readonly body: boolean;
+  /** Tunnels a WebSocket opening handshake. */
+  readonly websocket: boolean;
 }
 
 /** One success answer of a write. */
