@@ -171,7 +171,7 @@ export function generateOpenApi(routes: readonly RouteDef[], info: OpenApiInfo):
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     if (route.doc === undefined) throw new Error(`route ${route.method} ${route.path} has no doc for the OpenAPI document`);
-    if (route.method !== 'GET' && route.method !== 'HEAD' && route.doc.write === undefined && route.doc.passthrough === undefined) throw new Error(`route ${route.method} ${route.path}: only reads, writes and pass-through routes are described`);
+    if (route.method !== 'GET' && route.method !== 'HEAD' && route.doc.write === undefined && route.doc.passthrough === undefined) throw new Error(`route ${route.method} ${route.path}: only reads and writes are described (and pass-through routes)`);
     const key = route.doc.passthrough?.path ?? openApiPath(route.path);
     paths[key] ??= {};
     paths[key][route.method.toLowerCase()] = operation(route.method, route.doc, info.rateLimited === true);

@@ -36,6 +36,8 @@ function declarationKeys(rule: Rule, prefix: string, out = new Map<string, { opt
 
 const resourcesRule = CONFIG_SCHEMA.kind === 'section' ? CONFIG_SCHEMA.keys['resources'] : undefined;
 const declarationRule = resourcesRule?.kind === 'map' ? resourcesRule.values : undefined;
+const routesRule = CONFIG_SCHEMA.kind === 'section' ? CONFIG_SCHEMA.keys['routes'] : undefined;
+const routeRule = routesRule?.kind === 'map' ? routesRule.values : undefined;
 
 describe('config/default.json and the configuration table', () => {
   it('config/default.json is what the schema writes (npm run config:docs)', () => {
@@ -53,6 +55,7 @@ describe('the configuration table of docs/configuration.md', () => {
   // Declared resources are documented by key (resources.<name>.path), not by each shipped value.
   const defaults = new Map([...leaves(readDefaults())].filter(([key]) => !key.startsWith('resources.')));
   const declaration = declarationRule === undefined ? new Map<string, { optional: boolean; value?: unknown }>() : declarationKeys(declarationRule, 'resources.<name>');
+  const route = routeRule === undefined ? new Map<string, { optional: boolean; value?: unknown }>() : declarationKeys(routeRule, 'routes.<name>');
 
   it('lists every key of config/default.json with the same default', () => {
     for (const [key, value] of defaults) {
@@ -79,9 +82,19 @@ describe('the configuration table of docs/configuration.md', () => {
     }
   });
 
+  it('lists every key a pass-through route may have, with the default of each that may be left out', () => {
+    assert.ok(route.size > 5, 'the schema declares routes');
+    for (const [key, rule] of route) {
+      const row = rows.get(key);
+      assert.ok(row !== undefined, `the configuration table has no row for ${key}`);
+      if (rule.optional) assert.deepEqual('json' in row ? row.json : row.text, rule.value, `the documented default of ${key}`);
+      else assert.ok('text' in row && row.text === 'required', `${key} is required: its default cell says so`);
+    }
+  });
+
   it('lists no key that config/default.json or a declaration does not have', () => {
     for (const key of rows.keys()) {
-      assert.ok(defaults.has(key) || declaration.has(key) || key === 'upstreams.<name>', `docs/configuration.md documents ${key}, which config/default.json does not have`);
+      assert.ok(defaults.has(key) || declaration.has(key) || route.has(key) || key === 'upstreams.<name>', `docs/configuration.md documents ${key}, which config/default.json does not have`);
     }
   });
 });
