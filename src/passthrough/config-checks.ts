@@ -46,18 +46,25 @@ function checkRoute(name: string, r: RouteConfig, config: Config, problems: stri
     for (const segment of upstream.segments) {
       if (!('param' in segment)) continue;
       const own = path.segments.find((s) => 'param' in s && s.param === segment.param);
-      if (own === undefined || !('param' in own)) problems.push(`${at}.upstream: {${segment.param}${segment.rest ? '*' : ''}} is not a parameter of ${at}.path (${r.path})`);
-      else if (own.rest !== segment.rest) problems.push(`${at}.upstream: write {${segment.param}${own.rest ? '*' : ''}} as ${at}.path does (a rest parameter takes the rest of the path, slashes included)`);
+      if (own === undefined || !('param' in own))
+        problems.push(`${at}.upstream: {${segment.param}${segment.rest ? '*' : ''}} is not a parameter of ${at}.path (${r.path})`);
+      else if (own.rest !== segment.rest)
+        problems.push(
+          `${at}.upstream: write {${segment.param}${own.rest ? '*' : ''}} as ${at}.path does (a rest parameter takes the rest of the path, slashes included)`,
+        );
     }
   }
   const services = [...servicesOf(config).keys()];
   if (!services.includes(r.service)) {
     const hint = closest(r.service, services);
-    problems.push(`${at}.service: "${r.service}" is not a declared service ("upstream" or a key of upstreams)${hint === undefined ? '' : ` (did you mean "${hint}"?)`}`);
+    problems.push(
+      `${at}.service: "${r.service}" is not a declared service ("upstream" or a key of upstreams)${hint === undefined ? '' : ` (did you mean "${hint}"?)`}`,
+    );
   }
   if (r.scope !== null && /\s/.test(r.scope)) problems.push(`${at}.scope: expected a single scope without spaces`);
   const methods = methodsOf(r);
-  if (r.public && !methods.has('GET') && !methods.has('HEAD')) problems.push(`${at}.public: lets only GET and HEAD through without credentials, and ${at}.methods has neither`);
+  if (r.public && !methods.has('GET') && !methods.has('HEAD'))
+    problems.push(`${at}.public: lets only GET and HEAD through without credentials, and ${at}.methods has neither`);
   if (r.websocket && !methods.has('GET')) problems.push(`${at}.websocket: a WebSocket upgrade is a GET; add "GET" to ${at}.methods`);
   for (const method of new Set(r.methods.filter((m, i) => r.methods.indexOf(m) !== i))) problems.push(`${at}.methods: "${method}" is listed more than once`);
   return path;
@@ -82,7 +89,8 @@ export function checkRoutes(config: Config, problems: string[]): void {
     const methods = methodsOf(route);
     for (const [what, other, otherMethods] of seen) {
       const shared = [...methods].filter((m) => otherMethods.has(m));
-      if (shared.length > 0 && path.overlaps(other)) problems.push(`${key}: ${path.text} overlaps ${what} for ${shared.join(', ')}: the same requests would match both`);
+      if (shared.length > 0 && path.overlaps(other))
+        problems.push(`${key}: ${path.text} overlaps ${what} for ${shared.join(', ')}: the same requests would match both`);
     }
     seen.push([`${key.replace(/\.path$/, '')} (${path.text})`, path, methods]);
   }

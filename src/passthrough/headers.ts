@@ -10,9 +10,28 @@ import type { ResponseHeaders } from '../lib/exchange.ts';
  * Expect, which the gateway answers itself (RFC 9110 section 10.1.1).
  */
 const NEVER_FORWARDED = new Set([
-  'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings',
-  'proxy-authorization', 'proxy-authenticate', 'host', 'content-length', 'expect', 'authorization', 'cookie',
-  'x-request-id', 'traceparent', 'tracestate', 'forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'http2-settings',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'host',
+  'content-length',
+  'expect',
+  'authorization',
+  'cookie',
+  'x-request-id',
+  'traceparent',
+  'tracestate',
+  'forwarded',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
 ]);
 
 /**
@@ -22,8 +41,17 @@ const NEVER_FORWARDED = new Set([
  * request id, which is the gateway's.
  */
 const NEVER_RETURNED = new Set([
-  'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authenticate',
-  'set-cookie', 'set-cookie2', 'x-request-id',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'proxy-authenticate',
+  'set-cookie',
+  'set-cookie2',
+  'x-request-id',
 ]);
 
 /** The field names a Connection header lists: each is hop-by-hop for that message (RFC 9110 section 7.6.1). */

@@ -57,7 +57,14 @@ export class PassthroughService {
     if (this.#closed) throw new errors.ClientClosedError();
     // undici's own head and body time-outs are off: the relay keeps its own (a paused body, waiting
     // for a slow client, is not the upstream idling). Connecting is bounded by the service's deadline.
-    this.#pool = new PoolClass(this.origin, { connections: this.#connections, pipelining: 1, keepAliveTimeout: 4000, connect: { timeout: this.timeoutMs }, headersTimeout: 0, bodyTimeout: 0 });
+    this.#pool = new PoolClass(this.origin, {
+      connections: this.#connections,
+      pipelining: 1,
+      keepAliveTimeout: 4000,
+      connect: { timeout: this.timeoutMs },
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
     return this.#pool;
   }
 
@@ -87,7 +94,13 @@ export class PassthroughServices {
     this.#built = built;
   }
 
-  static build(config: Config, services: UpstreamServices, urlOf: (name: string, service: UpstreamConfig) => string, claims: ClaimTable, previous: PassthroughServices | null): PassthroughServices {
+  static build(
+    config: Config,
+    services: UpstreamServices,
+    urlOf: (name: string, service: UpstreamConfig) => string,
+    claims: ClaimTable,
+    previous: PassthroughServices | null,
+  ): PassthroughServices {
     const used = new Set(Object.values(config.routes).map((r) => r.service));
     const built = new Map<string, Built>();
     for (const [name, service] of servicesOf(config)) {
@@ -96,7 +109,12 @@ export class PassthroughServices {
       const key = JSON.stringify([service, url, claims.names]);
       const old = previous === null ? undefined : previous.#built.get(name);
       const breaker = services.get(name).breaker;
-      built.set(name, old !== undefined && old.key === key && old.breaker === breaker ? old : { key, breaker, service: new PassthroughService(name, service, url, services, claims) });
+      built.set(
+        name,
+        old !== undefined && old.key === key && old.breaker === breaker
+          ? old
+          : { key, breaker, service: new PassthroughService(name, service, url, services, claims) },
+      );
     }
     return new PassthroughServices(built);
   }

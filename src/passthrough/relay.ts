@@ -170,7 +170,8 @@ class Relay implements Dispatcher.DispatchHandler {
       if (this.#clientGone) return this.#resolve();
       if (ours) return this.#reject(err);
       const ms = route.timeoutMs ?? service.timeoutMs;
-      if (this.#timedOut) return this.#reject(new HgError('HG_ERR_UPSTREAM_TIMEOUT', { detail: `${service.who} sent no response head within ${ms} ms.`, cause: err }));
+      if (this.#timedOut)
+        return this.#reject(new HgError('HG_ERR_UPSTREAM_TIMEOUT', { detail: `${service.who} sent no response head within ${ms} ms.`, cause: err }));
       return this.#reject(badGateway(`${service.who} could not be reached.`, err));
     }
     this.#finish();

@@ -11,7 +11,7 @@ export type TemplateSegment = { readonly literal: string } | { readonly param: s
  * and "%" for a percent-encoding, checked apart).
  */
 const PCHAR = new Uint8Array(128);
-for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&\'()*+,;=:@%') PCHAR[c.charCodeAt(0)] = 1;
+for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@%") PCHAR[c.charCodeAt(0)] = 1;
 
 function hexValue(c: number): number {
   if (c >= 0x30 && c <= 0x39) return c - 0x30;
@@ -67,7 +67,7 @@ export class RouteTemplate {
   /** Why `text` is not a route template, or null when it is. */
   static problem(text: string): string | null {
     if (!text.startsWith('/')) return 'a path template starts with "/"';
-    if (text.includes('?') || text.includes('#')) return 'a path template has no query or fragment (the request\'s query string is passed on as it is)';
+    if (text.includes('?') || text.includes('#')) return "a path template has no query or fragment (the request's query string is passed on as it is)";
     if (text === '/') return null;
     const parts = text.slice(1).split('/');
     const seen = new Set<string>();
@@ -94,10 +94,16 @@ export class RouteTemplate {
   static parse(text: string): RouteTemplate {
     const problem = RouteTemplate.problem(text);
     if (problem !== null) throw new Error(`${text}: ${problem}`);
-    const segments = text === '/' ? [] : text.slice(1).split('/').map((s): TemplateSegment => {
-      const param = PARAM_SEGMENT.exec(s);
-      return param === null ? { literal: s } : { param: param[1] as string, rest: param[2] === '*' };
-    });
+    const segments =
+      text === '/'
+        ? []
+        : text
+            .slice(1)
+            .split('/')
+            .map((s): TemplateSegment => {
+              const param = PARAM_SEGMENT.exec(s);
+              return param === null ? { literal: s } : { param: param[1] as string, rest: param[2] === '*' };
+            });
     return new RouteTemplate(text, segments);
   }
 

@@ -37,7 +37,15 @@ function handlerOf(route: CompiledRoute, parts: PassthroughParts) {
     const principal = await routeAccess(req, route, parts);
     const service = parts.services.get(route.service);
     const call = principal === null ? { ...callOf(req, res.requestId), authorization: undefined } : callOf(req, res.requestId, principal.claims);
-    await relay(req, res, { route, service, path: upstreamPath(route, service.basePath, values, req.url ?? '/'), call, websocketKey, observer: parts.observer, tunnels: parts.tunnels });
+    await relay(req, res, {
+      route,
+      service,
+      path: upstreamPath(route, service.basePath, values, req.url ?? '/'),
+      call,
+      websocketKey,
+      observer: parts.observer,
+      tunnels: parts.tunnels,
+    });
   };
 }
 
@@ -45,7 +53,15 @@ function handlerOf(route: CompiledRoute, parts: PassthroughParts) {
 function docOf(route: CompiledRoute, method: RouteMethod): RouteDoc {
   const params: ParamDoc[] = route.path.segments.flatMap((s) =>
     'param' in s
-      ? [{ name: s.param, in: 'path' as const, required: true, description: s.rest ? 'The rest of the path, one segment or more ("/" included), passed on as written.' : 'One path segment, passed on as written.', schema: { type: 'string' } }]
+      ? [
+          {
+            name: s.param,
+            in: 'path' as const,
+            required: true,
+            description: s.rest ? 'The rest of the path, one segment or more ("/" included), passed on as written.' : 'One path segment, passed on as written.',
+            schema: { type: 'string' },
+          },
+        ]
       : [],
   );
   const errors: HgErrorCode[] = ['HG_ERR_ROUTE_NOT_FOUND', 'HG_ERR_UPSTREAM_BAD_GATEWAY', 'HG_ERR_UPSTREAM_TIMEOUT', 'HG_ERR_UPSTREAM_UNAVAILABLE'];
@@ -56,10 +72,12 @@ function docOf(route: CompiledRoute, method: RouteMethod): RouteDoc {
     summary: `Pass-through route ${route.name}`,
     description:
       `Passed through to the upstream service "${route.service}" (${route.upstream.text}) with the query string as sent; the answer is the upstream's, streamed, neither cached nor rendered.` +
-      (route.websocket && method === 'GET' ? ' A WebSocket opening handshake (Upgrade: websocket) is tunnelled to the upstream once the token is checked.' : ''),
+      (route.websocket && method === 'GET'
+        ? ' A WebSocket opening handshake (Upgrade: websocket) is tunnelled to the upstream once the token is checked.'
+        : ''),
     params,
     scopes: [route.scope],
-    ok: { description: 'The upstream\'s answer, passed through as it is (its hop-by-hop headers and Set-Cookie left out).', content: {} },
+    ok: { description: "The upstream's answer, passed through as it is (its hop-by-hop headers and Set-Cookie left out).", content: {} },
     errors,
     passthrough: { path: route.path.openApiPath, public: publicRead, body: WITH_BODY.has(method), websocket: route.websocket && method === 'GET' },
   };

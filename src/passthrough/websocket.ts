@@ -16,7 +16,8 @@ export function asksForWebSocket(req: IncomingMessage): boolean {
 /** The handshake's key, or the 400 saying what is wrong with it (RFC 6455 section 4.2.1). */
 export function handshakeKey(req: IncomingMessage): string {
   const key = req.headers['sec-websocket-key'];
-  if (typeof key !== 'string' || !KEY.test(key)) throw new HgError('HG_ERR_BAD_REQUEST', { detail: 'A WebSocket handshake needs one Sec-WebSocket-Key: 16 bytes in base64 (RFC 6455 section 4.1).' });
+  if (typeof key !== 'string' || !KEY.test(key))
+    throw new HgError('HG_ERR_BAD_REQUEST', { detail: 'A WebSocket handshake needs one Sec-WebSocket-Key: 16 bytes in base64 (RFC 6455 section 4.1).' });
   if (req.headers['sec-websocket-version'] !== '13') {
     throw new HgError('HG_ERR_BAD_REQUEST', { detail: 'This gateway speaks WebSocket version 13 (RFC 6455).', headers: { 'Sec-WebSocket-Version': '13' } });
   }
@@ -25,7 +26,9 @@ export function handshakeKey(req: IncomingMessage): string {
 
 /** The Sec-WebSocket-Accept a server answers `key` with. */
 export function acceptFor(key: string): string {
-  return createHash('sha1').update(key + WEBSOCKET_GUID).digest('base64');
+  return createHash('sha1')
+    .update(key + WEBSOCKET_GUID)
+    .digest('base64');
 }
 
 /**

@@ -32,25 +32,32 @@ describe('the OpenAPI document lists pass-through routes', () => {
   after(() => fx.close());
 
   test('the document stays valid OpenAPI 3.1', async () => {
-    const result = await new Validator().validate(structuredClone(doc) as Record<string, unknown>);
+    const result = await new Validator().validate(structuredClone(doc));
     assert.deepEqual(result.errors, undefined);
     assert.equal(result.valid, true);
   });
 
-  test('each route under its template with every method, its parameters, security and the upstream\'s answer as the default', () => {
+  test("each route under its template with every method, its parameters, security and the upstream's answer as the default", () => {
     const files = doc.paths['/api/files/{path}'];
     assert.deepEqual(Object.keys(files ?? {}).sort(), ['get', 'head', 'put']);
     const read = files?.['get'] as Operation;
-    assert.deepEqual(read.parameters?.map((p) => [p.name, p.in, p.required]), [['path', 'path', true]]);
+    assert.deepEqual(
+      read.parameters?.map((p) => [p.name, p.in, p.required]),
+      [['path', 'path', true]],
+    );
     assert.deepEqual(read.security, [{}, { bearerAuth: ['files:read'] }], 'a public read may go without credentials');
     assert.match(read.responses['default']?.description ?? '', /upstream/);
-    assert.equal(read.responses['200'], undefined, 'the status is the upstream\'s');
+    assert.equal(read.responses['200'], undefined, "the status is the upstream's");
     assert.equal(read.responses['406'], undefined, 'Accept goes to the upstream');
     assert.ok(read.responses['504'] && read.responses['502'] && read.responses['503'] && read.responses['401']);
     const write = files?.['put'] as Operation;
-    assert.deepEqual(write.security, [{ bearerAuth: ['files:read'] }], 'a public route\'s writes need the token');
+    assert.deepEqual(write.security, [{ bearerAuth: ['files:read'] }], "a public route's writes need the token");
     assert.ok(write.requestBody?.content['*/*']);
-    assert.equal(new Set(Object.values(doc.paths).flatMap((ops) => Object.values(ops).map((op) => op.operationId))).size, Object.values(doc.paths).flatMap((ops) => Object.values(ops)).length, 'operation ids are unique');
+    assert.equal(
+      new Set(Object.values(doc.paths).flatMap((ops) => Object.values(ops).map((op) => op.operationId))).size,
+      Object.values(doc.paths).flatMap((ops) => Object.values(ops)).length,
+      'operation ids are unique',
+    );
   });
 
   test('a WebSocket route says it switches protocols', () => {

@@ -48,9 +48,13 @@ describe('who may use a pass-through route', () => {
     assert.equal(files.seen.length, before);
   });
 
-  test('a token without the route\'s scope: 403 naming it', async () => {
+  test("a token without the route's scope: 403 naming it", async () => {
     const res = await get(`${fx.gw.url}/api/private/a`, bearer(other));
-    assertProblem(res, { status: 403, code: 'HG_ERR_AUTH_INSUFFICIENT_SCOPE', headers: { 'www-authenticate': 'Bearer realm="hypergate", error="insufficient_scope", scope="files:read"' } });
+    assertProblem(res, {
+      status: 403,
+      code: 'HG_ERR_AUTH_INSUFFICIENT_SCOPE',
+      headers: { 'www-authenticate': 'Bearer realm="hypergate", error="insufficient_scope", scope="files:read"' },
+    });
   });
 
   test('a token with the scope passes, with Authorization and the claims the service forwards', async () => {
@@ -72,7 +76,7 @@ describe('who may use a pass-through route', () => {
     assert.equal(seenHeaders()['x-tenant'], undefined);
   });
 
-  test('a public route\'s other methods still need the token and its scope', async () => {
+  test("a public route's other methods still need the token and its scope", async () => {
     const res = await send(`${fx.gw.url}/api/open/a`, 'DELETE', {});
     assertProblem(res, { status: 401, code: 'HG_ERR_AUTH_MISSING' });
   });
@@ -87,7 +91,17 @@ describe('who may use a pass-through route', () => {
 
   test('a path whose segments could name another upstream path is a 404 before authentication: dot-segments, encoded slashes, empty segments', async () => {
     const before = files.seen.length;
-    for (const path of ['/api/open/..', '/api/open/a/../b', '/api/open/%2e%2E', '/api/open/a%2Fb', '/api/open/a%5Cb', '/api/open/a//b', '/api/open/a%zz', '/api/private/a%2Fb', '/api/open/']) {
+    for (const path of [
+      '/api/open/..',
+      '/api/open/a/../b',
+      '/api/open/%2e%2E',
+      '/api/open/a%2Fb',
+      '/api/open/a%5Cb',
+      '/api/open/a//b',
+      '/api/open/a%zz',
+      '/api/private/a%2Fb',
+      '/api/open/',
+    ]) {
       const res = await rawAnswer(fx.gw.port, `GET ${path} HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n`);
       assert.equal(res.status, 404, path);
     }
@@ -96,17 +110,29 @@ describe('who may use a pass-through route', () => {
 
   test('request smuggling is refused at the edge: Content-Length with Transfer-Encoding, two lengths, a body on GET', async () => {
     const before = files.seen.length;
-    const both = await rawAnswer(fx.gw.port, `POST /api/private/a HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${reader}\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /api/private/b HTTP/1.1\r\nHost: gw\r\n\r\n`);
+    const both = await rawAnswer(
+      fx.gw.port,
+      `POST /api/private/a HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${reader}\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /api/private/b HTTP/1.1\r\nHost: gw\r\n\r\n`,
+    );
     assert.equal(both.status, 400);
-    const twice = await rawAnswer(fx.gw.port, `POST /api/private/a HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${reader}\r\nContent-Length: 4\r\nContent-Length: 40\r\n\r\nabcd`);
+    const twice = await rawAnswer(
+      fx.gw.port,
+      `POST /api/private/a HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${reader}\r\nContent-Length: 4\r\nContent-Length: 40\r\n\r\nabcd`,
+    );
     assert.equal(twice.status, 400);
-    const getWithBody = await rawAnswer(fx.gw.port, `GET /api/private/a HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${reader}\r\nContent-Length: 4\r\nConnection: close\r\n\r\nabcd`);
+    const getWithBody = await rawAnswer(
+      fx.gw.port,
+      `GET /api/private/a HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${reader}\r\nContent-Length: 4\r\nConnection: close\r\n\r\nabcd`,
+    );
     assert.equal(getWithBody.status, 413);
     assert.equal(files.seen.length, before, 'none of them reached the upstream');
   });
 
-  test('a chunked upload reaches the upstream with framing of the gateway\'s own', async () => {
-    const res = await rawAnswer(fx.gw.port, `POST /api/private/a HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${reader}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n4\r\nabcd\r\n0\r\n\r\n`);
+  test("a chunked upload reaches the upstream with framing of the gateway's own", async () => {
+    const res = await rawAnswer(
+      fx.gw.port,
+      `POST /api/private/a HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${reader}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n4\r\nabcd\r\n0\r\n\r\n`,
+    );
     assert.equal(res.status, 200);
     assert.equal(seenHeaders()['transfer-encoding'], 'chunked');
     assert.equal(seenHeaders()['content-length'], undefined);

@@ -62,7 +62,7 @@ describe('a pass-through route whose upstream fails', () => {
     assert.equal((res.json() as { code: string }).code, 'HG_ERR_UPSTREAM_BAD_GATEWAY');
   });
 
-  test('an upstream that resets mid-body cuts the client\'s connection after the status, and the cut is counted', async () => {
+  test("an upstream that resets mid-body cuts the client's connection after the status, and the cut is counted", async () => {
     const res = await request(`${fx.gw.url}/api/reset-mid`, { headers: bearer(token) });
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['content-length'], '1000000');
@@ -88,7 +88,7 @@ describe('a pass-through route whose upstream fails', () => {
     assert.equal(res.text, 'chunk 0\nchunk 1\nchunk 2\nchunk 3\nchunk 4\n');
   });
 
-  test('upstream 5xx answers pass as they are and count against the service\'s breaker, which then answers 503 at once', async () => {
+  test("upstream 5xx answers pass as they are and count against the service's breaker, which then answers 503 at once", async () => {
     for (let i = 0; i < 3; i++) {
       const res = await get(`${fx.gw.url}/api/broken`, bearer(token));
       assert.equal(res.status, 500);

@@ -15,7 +15,10 @@ describe('a large download through a pass-through route', () => {
 
   before(async () => {
     files = await startStreamUpstream();
-    fx = await startFixture({ upstreams: { files: { url: files.url } }, routes: { files: { path: '/api/files/{path*}', service: 'files', upstream: '/files/{path*}' } } });
+    fx = await startFixture({
+      upstreams: { files: { url: files.url } },
+      routes: { files: { path: '/api/files/{path*}', service: 'files', upstream: '/files/{path*}' } },
+    });
   });
   after(async () => {
     await fx.close();
@@ -25,7 +28,9 @@ describe('a large download through a pass-through route', () => {
   test('200 MiB generated on the fly arrive whole while this process (upstream, gateway and client) grows by a few MiB, not by the body', async () => {
     const token = await fx.token();
     // Warm up: pools, parsers and the JIT take their memory before the measure starts.
-    await (await request(`${fx.gw.url}/api/files/warm.bin?bytes=${4 * 1024 * 1024}`, { headers: bearer(token) })).body.dump({ limit: Number.POSITIVE_INFINITY });
+    await (
+      await request(`${fx.gw.url}/api/files/warm.bin?bytes=${4 * 1024 * 1024}`, { headers: bearer(token) })
+    ).body.dump({ limit: Number.POSITIVE_INFINITY });
     const baseline = process.memoryUsage().rss;
     let peak = baseline;
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 25);
@@ -47,7 +52,9 @@ describe('a large download through a pass-through route', () => {
     assert.ok(intact);
     const growth = peak - baseline;
     // For the record (a loaded machine's figures): throughput and peak growth.
-    process.stdout.write(`# large download: ${(SIZE / 1024 / 1024 / seconds).toFixed(0)} MiB/s, peak RSS growth ${(growth / 1024 / 1024).toFixed(1)} MiB (baseline ${(baseline / 1024 / 1024).toFixed(0)} MiB)\n`);
+    process.stdout.write(
+      `# large download: ${(SIZE / 1024 / 1024 / seconds).toFixed(0)} MiB/s, peak RSS growth ${(growth / 1024 / 1024).toFixed(1)} MiB (baseline ${(baseline / 1024 / 1024).toFixed(0)} MiB)\n`,
+    );
     assert.ok(growth < MAX_GROWTH, `RSS grew by ${(growth / 1024 / 1024).toFixed(1)} MiB`);
   });
 });

@@ -49,7 +49,7 @@ describe('a pass-through route streams both ways', () => {
     await files.close();
   });
 
-  test('a download arrives whole with the upstream\'s Content-Length, headers and status, and nothing of it is cached or rendered', async () => {
+  test("a download arrives whole with the upstream's Content-Length, headers and status, and nothing of it is cached or rendered", async () => {
     const res = await request(`${fx.gw.url}/api/files/reports/2024/q1.bin?bytes=300000`, { headers: bearer(reader) });
     const body = Buffer.from(await res.body.arrayBuffer());
     assert.equal(res.statusCode, 200);
@@ -66,7 +66,7 @@ describe('a pass-through route streams both ways', () => {
     assert.equal(fx.gw.gateway.cache.size, 0);
   });
 
-  test('a Range request gets the upstream\'s 206 with its Content-Range, and HEAD its headers only', async () => {
+  test("a Range request gets the upstream's 206 with its Content-Range, and HEAD its headers only", async () => {
     const res = await request(`${fx.gw.url}/api/files/a.bin?bytes=10000`, { headers: { ...bearer(reader), range: 'bytes=1000-1999' } });
     const body = Buffer.from(await res.body.arrayBuffer());
     assert.equal(res.statusCode, 206);
@@ -88,12 +88,18 @@ describe('a pass-through route streams both ways', () => {
     assert.equal(res.text, 'one,two,three');
   });
 
-  test('an upload streams to the upstream whole, chunked or with its length, and the upstream\'s answer comes back', async () => {
+  test("an upload streams to the upstream whole, chunked or with its length, and the upstream's answer comes back", async () => {
     const payload = Buffer.alloc(3 * 1024 * 1024, 7);
     const digest = createHash('sha256').update(payload).digest('hex');
     const withLength = await send(`${fx.gw.url}/api/uploads`, 'POST', { ...bearer(writer), 'content-type': 'application/octet-stream' }, payload);
     assert.equal(withLength.status, 201);
-    assert.deepEqual(withLength.json(), { bytes: payload.length, sha256: digest, method: 'POST', contentType: 'application/octet-stream', transferEncoding: null });
+    assert.deepEqual(withLength.json(), {
+      bytes: payload.length,
+      sha256: digest,
+      method: 'POST',
+      contentType: 'application/octet-stream',
+      transferEncoding: null,
+    });
     async function* pieces(): AsyncGenerator<Buffer> {
       for (let i = 0; i < 3; i++) yield payload.subarray(i * 1024 * 1024, (i + 1) * 1024 * 1024);
     }
@@ -130,7 +136,7 @@ describe('a pass-through route streams both ways', () => {
     assert.equal((await reading.next()).done, true);
   });
 
-  test('only end-to-end headers pass: no hop-by-hop fields, credentials or cookies upstream, and X-Request-Id is the gateway\'s both ways', async () => {
+  test("only end-to-end headers pass: no hop-by-hop fields, credentials or cookies upstream, and X-Request-Id is the gateway's both ways", async () => {
     const head = [
       'GET /api/echo/x/y?q=1&q=2 HTTP/1.1',
       'Host: gateway',
@@ -148,14 +154,21 @@ describe('a pass-through route streams both ways', () => {
     assert.equal(raw.status, 200);
     const headerOf = (name: string): string | undefined => new RegExp(`^${name}: (.*)$`, 'im').exec(raw.head)?.[1];
     const seen = JSON.parse(raw.body) as { url: string; headers: Record<string, string> };
-    const res = { headers: { 'x-request-id': headerOf('x-request-id'), 'x-hop': headerOf('x-hop'), 'keep-alive': headerOf('keep-alive'), 'x-end-to-end': headerOf('x-end-to-end') } };
+    const res = {
+      headers: {
+        'x-request-id': headerOf('x-request-id'),
+        'x-hop': headerOf('x-hop'),
+        'keep-alive': headerOf('keep-alive'),
+        'x-end-to-end': headerOf('x-end-to-end'),
+      },
+    };
     assert.equal(seen.url, '/headers?q=1&q=2');
     for (const name of ['authorization', 'cookie', 'x-private', 'te', 'x-forwarded-for']) assert.equal(seen.headers[name], undefined, name);
     assert.equal(seen.headers['x-custom'], 'kept');
-    assert.equal(seen.headers['accept'], 'text/plain', 'the client\'s Accept, not the JSON one resources ask for');
+    assert.equal(seen.headers['accept'], 'text/plain', "the client's Accept, not the JSON one resources ask for");
     assert.equal(seen.headers['x-request-id'], 'client-id-1');
     assert.equal(res.headers['x-request-id'], 'client-id-1');
-    assert.equal(res.headers['x-hop'], undefined, 'named in the upstream\'s Connection');
+    assert.equal(res.headers['x-hop'], undefined, "named in the upstream's Connection");
     assert.equal(res.headers['keep-alive'], undefined);
     assert.equal(res.headers['x-end-to-end'], 'kept');
   });

@@ -27,7 +27,12 @@ function maskedText(text: string): Buffer {
 }
 
 /** Opens a socket, sends a handshake for `path`, and resolves with the socket and the head of the answer. */
-function handshake(port: number, path: string, headers: Record<string, string>, key = randomBytes(16).toString('base64')): Promise<{ socket: Socket; head: string; rest: Buffer; key: string }> {
+function handshake(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  key = randomBytes(16).toString('base64'),
+): Promise<{ socket: Socket; head: string; rest: Buffer; key: string }> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     let received = Buffer.alloc(0);
@@ -40,7 +45,15 @@ function handshake(port: number, path: string, headers: Record<string, string>, 
       resolve({ socket, head: received.subarray(0, end).toString('latin1'), rest: received.subarray(end + 4), key });
     };
     socket.on('data', onData);
-    const lines = [`GET ${path} HTTP/1.1`, 'Host: gateway', 'Upgrade: websocket', 'Connection: Upgrade', `Sec-WebSocket-Key: ${key}`, 'Sec-WebSocket-Version: 13', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+    const lines = [
+      `GET ${path} HTTP/1.1`,
+      'Host: gateway',
+      'Upgrade: websocket',
+      'Connection: Upgrade',
+      `Sec-WebSocket-Key: ${key}`,
+      'Sec-WebSocket-Version: 13',
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+    ];
     socket.write(`${lines.join('\r\n')}\r\n\r\n`);
   });
 }
@@ -80,10 +93,18 @@ describe('a WebSocket route', () => {
     await files.close();
   });
 
-  test('tunnels an echo after the token is checked: the client\'s key is answered, frames go both ways, and the session is logged as 101', async () => {
+  test("tunnels an echo after the token is checked: the client's key is answered, frames go both ways, and the session is logged as 101", async () => {
     const { socket, head, rest, key } = await handshake(fx.gw.port, '/api/ws/lobby', { Authorization: `Bearer ${token}`, 'X-Request-Id': 'ws-session-1' });
     assert.match(head, /^HTTP\/1\.1 101 /);
-    assert.match(head, new RegExp(`Sec-WebSocket-Accept: ${createHash('sha1').update(key + GUID).digest('base64').replace(/[+/]/g, '\\$&')}`));
+    assert.match(
+      head,
+      new RegExp(
+        `Sec-WebSocket-Accept: ${createHash('sha1')
+          .update(key + GUID)
+          .digest('base64')
+          .replace(/[+/]/g, '\\$&')}`,
+      ),
+    );
     assert.match(head, /X-Request-Id: ws-session-1/);
     assert.equal(files.seen.at(-1)?.url, '/ws/lobby');
     assert.equal(files.seen.at(-1)?.headers.authorization, undefined, 'the service does not forward Authorization');
@@ -96,7 +117,7 @@ describe('a WebSocket route', () => {
     await waitFor(() => {
       log.logger.flush?.();
       return log.records().some((r) => r['reqId'] === 'ws-session-1');
-    }, 'the session\'s access line');
+    }, "the session's access line");
     assert.equal(log.records().find((r) => r['reqId'] === 'ws-session-1')?.['status'], 101);
   });
 
@@ -119,13 +140,19 @@ describe('a WebSocket route', () => {
   });
 
   test('a malformed handshake is a 400 problem', async () => {
-    const res = await rawAnswer(fx.gw.port, `GET /api/ws/lobby HTTP/1.1\r\nHost: gw\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+    const res = await rawAnswer(
+      fx.gw.port,
+      `GET /api/ws/lobby HTTP/1.1\r\nHost: gw\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer ${token}\r\n\r\n`,
+    );
     assertProblem(res, { status: 400, code: 'HG_ERR_BAD_REQUEST' });
     assert.equal(res.closed, true);
   });
 
   test('a request that asks to upgrade anywhere else is answered as a plain request, and its connection closed', async () => {
-    const res = await rawAnswer(fx.gw.port, `GET /api/customers/42 HTTP/1.1\r\nHost: gw\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+    const res = await rawAnswer(
+      fx.gw.port,
+      `GET /api/customers/42 HTTP/1.1\r\nHost: gw\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\nAuthorization: Bearer ${token}\r\n\r\n`,
+    );
     assert.equal(res.status, 200);
     assert.equal((JSON.parse(res.text) as { id: number }).id, 42);
     assert.equal(res.headers['connection'], 'close');
