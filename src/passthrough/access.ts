@@ -33,7 +33,7 @@ export async function routeAccess(req: IncomingMessage, route: CompiledRoute, pa
     return null;
   }
   try {
-    return await (limiter === null ? authorize(req, verifier, auth, route.scope) : authorizeLimited(req, verifier, auth, route.scope, limiter, clientAddress));
+    return await (limiter === null ? authorize(req, { verifier, auth }, route.scope) : authorizeLimited(req, { verifier, auth, limiter, clientAddress }, route.scope));
   } catch (err) {
     if (publicRead && err instanceof HgError && err.code === 'HG_ERR_AUTH_INSUFFICIENT_SCOPE') return null;
     throw err;
