@@ -3,13 +3,13 @@ import { KeySourceError, resolveKeySource, type KeySource } from '../auth/keys.t
 import { checkedScopes } from '../auth/scopes.ts';
 import { TokenVerifier } from '../auth/verifier.ts';
 import type { Clock } from '../lib/clock.ts';
+import { sameValue } from '../lib/same-value.ts';
 import type { Config } from '../config/types.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { JwksTally, TokenTally } from '../observability/metrics.ts';
-import { same } from './pipeline.ts';
 
 /** Verified tokens keep the same claims, cut at the same length. */
-const sameClaims = (a: ClaimTable, b: ClaimTable): boolean => same(a.names, b.names) && same(a.maxChars, b.maxChars);
+const sameClaims = (a: ClaimTable, b: ClaimTable): boolean => sameValue(a.names, b.names) && sameValue(a.maxChars, b.maxChars);
 
 /** What the keys and verifier of a pipeline were built from: the previous pipeline's, on reload. */
 export interface AuthBefore {
@@ -57,7 +57,7 @@ export async function buildAuth(config: Config, previous: AuthBefore | null, dep
   const sameUrl = before !== null && before.url === config.auth.jwksUrl ? before : null;
   // Nothing the keys or the verifier depend on changed: both are kept, unless the fetch changes the keys.
   const reused =
-    previous !== null && sameUrl !== null && same(previous.config.auth, config.auth) && same(checkedScopes(previous.config), keptScopes) && sameClaims(ClaimTable.of(previous.config), claims)
+    previous !== null && sameUrl !== null && sameValue(previous.config.auth, config.auth) && sameValue(checkedScopes(previous.config), keptScopes) && sameClaims(ClaimTable.of(previous.config), claims)
       ? previous
       : null;
   const keySource = reused?.keySource ?? (await resolveKeySource(config.auth, { clock, logger, tally: deps.jwks }));

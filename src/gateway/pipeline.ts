@@ -4,6 +4,7 @@ import type { KeySource } from '../auth/keys.ts';
 import type { TokenVerifier } from '../auth/verifier.ts';
 import { ResponseCache } from '../cache/response-cache.ts';
 import type { Clock } from '../lib/clock.ts';
+import { sameValue } from '../lib/same-value.ts';
 import type { Config, UpstreamConfig } from '../config/types.ts';
 import type { GatewayContext } from './context.ts';
 import { clientAddressRule } from '../http/client-address.ts';
@@ -69,8 +70,6 @@ export interface PipelineParts {
 /** What a write waits for when there are no other instances to tell. */
 const DONE: Promise<null> = Promise.resolve(null);
 
-export const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
-
 /**
  * Builds the request pipeline for `config`: keys and verifier (see buildAuth), cache, upstream client, rate
  * limiter, the route table, router and dispatcher. `previous` (on reload) lends the parts whose
@@ -83,17 +82,17 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
   // there, or to the cache's own settings, starts an empty cache rather than serve them.
   const renderedAlike =
     previous !== null &&
-    same(previous.config.cache, config.cache) &&
-    same(previous.config.resources, config.resources) &&
-    same(previous.config.cors, config.cors) &&
-    same(previous.config.upstreams, config.upstreams) &&
+    sameValue(previous.config.cache, config.cache) &&
+    sameValue(previous.config.resources, config.resources) &&
+    sameValue(previous.config.cors, config.cors) &&
+    sameValue(previous.config.upstreams, config.upstreams) &&
     upstreamUrlOf(previous.config) === upstreamUrlOf(config);
   const cache = renderedAlike ? previous.cache : new ResponseCache(config.cache, metrics.cache);
   const urlOf = (name: string, service: UpstreamConfig): string => (name === 'upstream' ? upstreamUrlOf(config) : (service.url as string));
   const services = UpstreamServices.build(config, previous?.services ?? null, urlOf, metrics, clock, claims);
   const realm = credentialRealm(config.auth);
   // The buckets survive a reload that leaves rateLimit and the realm as they were, so a reload resets no client's limit.
-  const limiter = previous !== null && same(previous.config.rateLimit, config.rateLimit) && credentialRealm(previous.config.auth) === realm ? previous.limiter : parts.shared.limiter(config.rateLimit, realm);
+  const limiter = previous !== null && sameValue(previous.config.rateLimit, config.rateLimit) && credentialRealm(previous.config.auth) === realm ? previous.limiter : parts.shared.limiter(config.rateLimit, realm);
   const ctx: GatewayContext = { config, clock, logger, verifier, cache, metrics, shared: parts.shared, tier: parts.shared.tier(cache, config) };
   const serving = servingParts(ctx);
   // One rule for whom a request is from, so rate limits and the access log agree behind a proxy.

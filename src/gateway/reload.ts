@@ -3,7 +3,7 @@ import type { Config } from '../config/types.ts';
 import { ConfigError } from '../config/validate.ts';
 import { HgError } from '../lib/errors.ts';
 import type { Logger } from '../observability/logger.ts';
-import { same } from './pipeline.ts';
+import { sameValue } from '../lib/same-value.ts';
 
 /** What one worker of a cluster did with a reload (POST /reload's answer lists them). */
 export type WorkerReload = {
@@ -38,16 +38,16 @@ export interface ReloadResult {
 export function restartRequired(previous: Config, next: Config, initial: Config, embedded: boolean): string[] {
   const keys: string[] = [];
   for (const key of ['host', 'port', 'workers', 'maxHeaderBytes', 'pidFile'] as const) {
-    if (!same(previous.server[key], next.server[key])) keys.push(`server.${key}`);
+    if (!sameValue(previous.server[key], next.server[key])) keys.push(`server.${key}`);
   }
   for (const key of ['host', 'port'] as const) {
-    if (!same(previous.admin[key], next.admin[key])) keys.push(`admin.${key}`);
+    if (!sameValue(previous.admin[key], next.admin[key])) keys.push(`admin.${key}`);
   }
   if (previous.log.maxBufferBytes !== next.log.maxBufferBytes) keys.push('log.maxBufferBytes');
   // The Redis connection and what hangs on it (shared state, idempotency records) are made once, at start.
   for (const section of ['redis', 'idempotency'] as const) {
     for (const key of Object.keys(next[section]) as (keyof Config[typeof section])[]) {
-      if (!same(initial[section][key], next[section][key])) keys.push(`${section}.${String(key)}`);
+      if (!sameValue(initial[section][key], next[section][key])) keys.push(`${section}.${String(key)}`);
     }
   }
   if (embedded && next.upstream.url === null && next.sampleUpstream.customers !== initial.sampleUpstream.customers) keys.push('sampleUpstream.customers');
@@ -66,7 +66,7 @@ export function changedKeys(previous: Config, next: Config): string[] {
       for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) walk(a[key], b[key], path === '' ? key : `${path}.${key}`);
       return;
     }
-    if (!same(a, b)) out.push(path);
+    if (!sameValue(a, b)) out.push(path);
   };
   walk(previous, next, '');
   return out;

@@ -1,16 +1,15 @@
 import type { ClaimTable } from '../auth/claims.ts';
 import type { Clock } from '../lib/clock.ts';
+import { sameValue } from '../lib/same-value.ts';
 import { servicesOf } from '../config/service-checks.ts';
 import type { Config, UpstreamConfig } from '../config/types.ts';
 import type { BreakerStateName, UpstreamObserver } from '../observability/metrics.ts';
 import { UpstreamClient } from './client.ts';
 
-const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
-
 interface Built {
   readonly client: UpstreamClient;
   /** What the client was built from: reused on reload when all of it is the same. */
-  readonly key: string;
+  readonly settings: readonly unknown[];
 }
 
 /**
@@ -29,9 +28,9 @@ export class UpstreamServices {
     const built = new Map<string, Built>();
     for (const [name, service] of servicesOf(config)) {
       const url = urlOf(name, service);
-      const key = JSON.stringify([service, url, claims.names]);
+      const settings = [service, url, claims.names];
       const old = previous === null ? undefined : previous.#built.get(name);
-      built.set(name, old !== undefined && same(old.key, key) ? old : { key, client: new UpstreamClient(service, url, observer, clock, { name, claims }) });
+      built.set(name, old !== undefined && sameValue(old.settings, settings) ? old : { settings, client: new UpstreamClient(service, url, observer, clock, { name, claims }) });
     }
     return new UpstreamServices(built);
   }

@@ -5,6 +5,13 @@ import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get } from '../helpers/gateway.ts';
 import { configWith } from '../../src/gateway/load-config.ts';
 
+/** The value with the keys of every section in reverse order (lists keep theirs). */
+const reordered = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(reordered);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).reverse().map(([key, inner]) => [key, reordered(inner)]));
+};
+
 describe('the response cache across a reload', () => {
   let fx: Fixture;
   let auth: Record<string, string>;
@@ -23,6 +30,19 @@ describe('the response cache across a reload', () => {
     await reload({ log: { level: 'warn' } });
     await read(1);
     assert.equal(fx.upstream.hits('/customers/1'), hits, 'answered from the kept cache');
+  });
+
+  test('a reload that only reorders the keys of its sections changes nothing and keeps the entries', async () => {
+    // Validation writes the keys it knows in its own order; the names in a map (headers here) keep the file's.
+    await reload({ upstreams: { billing: { url: fx.upstream.url, headers: { 'x-one': '1', 'x-two': '2' } } } });
+    await read(5);
+    const hits = fx.upstream.hits('/customers/5');
+    const next = configWith(reordered(fx.gw.gateway.config));
+    assert.deepEqual(Object.keys(next.upstreams['billing']?.headers ?? {}), ['x-two', 'x-one']);
+    const result = await fx.gw.gateway.reload(next);
+    assert.deepEqual(result.changed, []);
+    await read(5);
+    assert.equal(fx.upstream.hits('/customers/5'), hits, 'answered from the kept cache');
   });
 
   test('a reload that exposes another field drops the entries rendered without it', async () => {
