@@ -1,5 +1,6 @@
 import { errors, type CryptoKey, type JWSHeaderParameters } from 'jose';
 import type { Clock } from '../lib/clock.ts';
+import { SingleFlight } from '../lib/single-flight.ts';
 import type { JwsAlgorithm } from '../config/types.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { JwksTally } from '../observability/metrics.ts';
@@ -8,6 +9,9 @@ import { AMBIGUOUS, KeyIndex } from './key-index.ts';
 
 /** After this long a key set is fetched again on its next use (in the background), to drop withdrawn keys. */
 export const KEYS_MAX_AGE_MS = 10 * 60 * 1000; // 10 min
+
+/** A RemoteKeySet fetches one document: its fetches are one flight under this key. */
+const KEY_SET = 'jwks';
 
 /** No key set could be had to verify a token: the key server's failure, answered 503 with Retry-After. */
 export class KeysUnavailableError extends Error {
@@ -51,7 +55,7 @@ export class RemoteKeySet {
   #loadedAtMs = Number.NaN;
   #attemptAtMs = Number.NEGATIVE_INFINITY;
   #failure: JwksFetchError | null = null;
-  #inflight: Promise<void> | null = null;
+  readonly #fetches = new SingleFlight<void>();
 
   constructor(options: RemoteKeyOptions, deps: RemoteKeyDeps) {
     this.url = options.url;
@@ -92,17 +96,17 @@ export class RemoteKeySet {
 
   /** Resolves once no fetch is running (at once when none is). */
   async whenIdle(): Promise<void> {
-    await this.#inflight;
+    await this.#fetches.get(KEY_SET)?.promise;
   }
 
   /** Fetches now, ignoring the cooldown (start-up, reload, --check-config); never rejects: see `failure`. */
   refresh(): Promise<void> {
-    return this.#inflight ?? this.#start();
+    return this.#fetches.run(KEY_SET, () => this.#fetch());
   }
 
   /** Starts a fetch in the background when none runs and the cooldown allows (readiness probes). */
   refreshIfDue(): void {
-    if (this.#inflight === null && this.#waitMs() <= 0) void this.#start();
+    if (!this.#fetches.has(KEY_SET) && this.#waitMs() <= 0) void this.refresh();
   }
 
   /** jose's getKey: the key at once when the set in use has it, else after a fetch the cooldown allows. */
@@ -117,14 +121,11 @@ export class RemoteKeySet {
       }
     }
     // No key set, or none of its keys fits: a fetch may bring one (a rotated key), once per cooldown.
-    if (this.#inflight === null) {
-      if (this.#waitMs() > 0) {
-        if (index === null) throw this.#unavailable();
-        throw new errors.JWKSNoMatchingKey();
-      }
-      void this.#start();
+    if (!this.#fetches.has(KEY_SET) && this.#waitMs() > 0) {
+      if (index === null) throw this.#unavailable();
+      throw new errors.JWKSNoMatchingKey();
     }
-    return (this.#inflight as Promise<void>).then(() => this.#afterFetch(header));
+    return this.refresh().then(() => this.#afterFetch(header));
   };
 
   #afterFetch(header: JWSHeaderParameters): CryptoKey {
@@ -147,17 +148,9 @@ export class RemoteKeySet {
     return this.#attemptAtMs + this.#options.cooldownMs - this.#deps.clock.now();
   }
 
-  #start(): Promise<void> {
-    this.#attemptAtMs = this.#deps.clock.now();
-    const fetching = this.#fetch().finally(() => {
-      this.#inflight = null;
-    });
-    this.#inflight = fetching;
-    return fetching;
-  }
-
   async #fetch(): Promise<void> {
     const { logger, tally, clock } = this.#deps;
+    this.#attemptAtMs = clock.now();
     try {
       const json = await fetchJwksJson(this.url, { timeoutMs: this.#options.timeoutMs, maxBytes: this.#options.maxBytes });
       const index = await KeyIndex.build(json, this.#options.algorithms);
