@@ -1,6 +1,7 @@
 import type { Clock } from '../lib/clock.ts';
 import { HgError } from '../lib/errors.ts';
 import type { Answer, BodyPlan, PlanBody } from '../lib/exchange.ts';
+import { isJsonMediaType, mediaTypeOf } from '../lib/media-type.ts';
 import { isEntityTag } from '../protocol/etag.ts';
 import { freshnessOf, type UpstreamFreshness } from './cache-control.ts';
 
@@ -46,15 +47,8 @@ function ageSecondsOf(value: string | string[] | undefined): number {
   return Number.isInteger(age) && age > 0 ? age : 0;
 }
 
-/** A Content-Type's media type, lower case without parameters; '' when there is none, or several lines. */
-function mediaTypeOf(value: string | string[] | undefined): string {
-  return typeof value === 'string' ? (value.split(';', 1)[0]?.trim().toLowerCase() ?? '') : '';
-}
-
-/** application/json or any application/*+json (RFC 6839 section 3.1). */
 function isJsonContentType(value: string | string[] | undefined): boolean {
-  const type = mediaTypeOf(value);
-  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+  return isJsonMediaType(mediaTypeOf(value));
 }
 
 export function badGateway(detail: string, cause?: unknown): HgError {
