@@ -5,6 +5,7 @@ import type { Principal } from '../auth/verifier.ts';
 import type { GatewayContext } from '../gateway/context.ts';
 import type { ClientAddressOf } from '../http/client-address.ts';
 import type { Limiter } from '../http/rate-limit.ts';
+import { andThen } from '../lib/sync-or-promise.ts';
 import type { CompiledResource } from './compile.ts';
 import { paramFromValue, type ParamType, type ParamValue } from './params.ts';
 
@@ -61,7 +62,7 @@ export class Access {
       if (c.ownerParam === -1) return this.#requireReadAny(p);
       return this.#requireOwner(p, owner, c.types[c.ownerParam] as ParamType, values[c.ownerParam] as ParamValue);
     };
-    return principal instanceof Promise ? principal.then(check) : check(principal);
+    return andThen(principal, check);
   }
 
   /**
@@ -78,7 +79,7 @@ export class Access {
       if (c === null || c.ownerParam === -1) return this.#requireReadAny(p);
       return this.#requireOwner(p, owner, c.types[c.ownerParam] as ParamType, values[c.ownerParam] as ParamValue);
     };
-    return principal instanceof Promise ? principal.then(check) : check(principal);
+    return andThen(principal, check);
   }
 
   /** Scopes a route needs as the OpenAPI document lists them. */

@@ -1,5 +1,7 @@
 import type { IncomingMessage } from 'node:http';
+import type { Principal } from '../auth/verifier.ts';
 import { HgError, type HgErrorCode } from '../lib/errors.ts';
+import { andThen } from '../lib/sync-or-promise.ts';
 import type { HgResponse } from '../protocol/response.ts';
 import type { ParamDoc } from '../protocol/route-doc.ts';
 import { getAndHead, type RouteDef } from '../http/router.ts';
@@ -60,15 +62,14 @@ function collectionRoutes(r: CompiledResource, c: CompiledCollection, parts: Ser
   const read = (req: IncomingMessage, res: HgResponse, path: string): void | Promise<void> => {
     const values: ParamValue[] = [];
     if (!c.path.match(path, c.types, values)) throw routeNotFound();
-    const serve = (claims: Parameters<ReadThrough['respond']>[4]): void | Promise<void> => {
+    const serve = ({ claims }: Principal): void | Promise<void> => {
       if (whole !== null) return whole.respond(req, res, path, values, claims);
       const paging = parsePageQuery(req.url ?? '');
       // A page has its own source (the paging it asks the upstream for).
       const page = new ReadThrough(parts, new CollectionSource(r, c, parts.entries, paging, items));
       return page.respond(req, res, pagePath(path, paging.offset, paging.limit), values, claims);
     };
-    const principal = access.collection(req, r, values);
-    return principal instanceof Promise ? principal.then((p) => serve(p.claims)) : serve(principal.claims);
+    return andThen(access.collection(req, r, values), serve);
   };
   const name = `${schemaName(r.singular)}${c.paged ? 'Page' : 'List'}`;
   const query: ParamDoc[] = c.paged
