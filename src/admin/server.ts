@@ -1,33 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Principal } from '../auth/principal.ts';
-import type { ReloadResult } from '../gateway/reload.ts';
-import type { PurgeResult } from '../gateway/purge.ts';
+import type { AdminBackend } from './backend.ts';
 import { HgError } from '../lib/errors.ts';
 import { handleClientError } from '../http/client-error.ts';
 import { sendProblem } from '../protocol/problem.ts';
 import { routableTarget } from '../http/request-target.ts';
-import { listenOn } from '../gateway/lifecycle.ts';
+import { listenOn } from '../http/lifecycle.ts';
 import type { Logger } from '../observability/logger.ts';
-
-/** What the admin listener needs from whoever runs it: one gateway, or a cluster's primary. */
-export interface AdminBackend {
-  /** null when ready to take traffic, else the reason it is not (a cluster's primary asks its workers). */
-  readiness(): string | null | Promise<string | null>;
-  metrics(): Promise<{ readonly contentType: string; readonly body: string }>;
-  /** Verifies the request's bearer token (same verifier as the public API) and requires the admin scope. */
-  authorize(req: IncomingMessage): Principal | Promise<Principal>;
-  /**
-   * Drops what is cached for one public path (README "Admin listener"), or everything when null;
-   * rejects with a 404 HgError for a path no route answers.
-   */
-  purge(path: string | null): Promise<PurgeResult>;
-  /**
-   * POST /reload: rereads the config and applies it (with workers, in each of them in turn). Throws
-   * an HgError problem when it changed nothing (422) or not everywhere (503). Absent: no such route.
-   */
-  readonly reload?: (() => Promise<ReloadResult>) | undefined;
-}
 
 const PURGE_PREFIX = '/cache/';
 

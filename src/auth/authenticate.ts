@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { AuthConfig } from '../config/types.ts';
 import { HgError } from '../lib/errors.ts';
-import type { ClientAddressOf } from '../http/client-address.ts';
-import type { Limiter } from '../http/rate-limit.ts';
+import type { ClientAddressOf } from '../protocol/client-address.ts';
+import type { Limiter } from './rate-limit.ts';
 import { HgRequest } from '../protocol/response.ts';
 import { readBearerToken } from './bearer.ts';
 import { insufficientScope } from './challenge.ts';
@@ -60,7 +60,7 @@ function decided(over: HgError | null | Promise<HgError | null>, then: () => Pri
  * address is over that budget its tokens not yet verified get 429 before any crypto; a cached token
  * costs none and is never held back by its address. Over the limit the answer is 429 instead of what
  * it would have been. A key-source outage (503) is ours, not the client's: it is charged nothing.
- * The client address is the one the access log shows (server.trustProxy, client-address.ts). A
+ * The client address is the one the access log shows (server.trustProxy, protocol/client-address.ts). A
  * cluster-wide limiter may decide later (a promise); this process's buckets decide at once.
  */
 export function authorizeLimited(req: IncomingMessage, gate: LimitedGate, scope: string): Principal | Promise<Principal> {

@@ -1,7 +1,7 @@
 import { GrowingLru } from '../lib/growing-lru.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { HgError } from '../lib/errors.ts';
-import { RateLimiter, rateLimitPolicy, rateLimited, type BucketConfig, type Limiter } from '../http/rate-limit.ts';
+import { RateLimiter, rateLimitPolicy, rateLimited, type BucketConfig, type Limiter } from '../auth/rate-limit.ts';
 import type { ClusterSize } from './cluster-size.ts';
 import type { RedisLink } from './redis-link.ts';
 import type { RedisMetrics } from './redis-metrics.ts';

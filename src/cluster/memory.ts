@@ -1,7 +1,7 @@
 import type { ResponseCache } from '../cache/response-cache.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Config, RateLimitConfig } from '../config/types.ts';
-import { RateLimiter } from '../http/rate-limit.ts';
+import { RateLimiter } from '../auth/rate-limit.ts';
 import { ALWAYS_HEARING } from './hearing.ts';
 import { MemoryIdempotencyStore } from './idempotency.ts';
 import { leaseMs } from './lifetimes.ts';

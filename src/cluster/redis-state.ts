@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { ResponseCache } from '../cache/response-cache.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Config, RateLimitConfig } from '../config/types.ts';
-import { RateLimiter, type Limiter } from '../http/rate-limit.ts';
+import { RateLimiter, type Limiter } from '../auth/rate-limit.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { CacheTier } from './cache-tier.ts';

@@ -1,6 +1,6 @@
 import type { ResponseCache } from '../cache/response-cache.ts';
 import type { Config, RateLimitConfig } from '../config/types.ts';
-import type { Limiter } from '../http/rate-limit.ts';
+import type { Limiter } from '../auth/rate-limit.ts';
 import type { CacheTier } from './cache-tier.ts';
 import type { InvalidationHearing } from './hearing.ts';
 import type { IdempotencyStore } from './idempotency.ts';

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createAdminServer, listenAdmin, type AdminBackend } from '../admin/server.ts';
+import type { AdminBackend, PurgeResult, ReloadResult } from '../admin/backend.ts';
+import { createAdminServer, listenAdmin } from '../admin/server.ts';
 import { authorize } from '../auth/authenticate.ts';
 import type { KeySource } from '../auth/keys.ts';
 import type { TokenVerifier } from '../auth/verifier.ts';
@@ -8,14 +9,14 @@ import type { ResponseCache } from '../cache/response-cache.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import type { Config } from '../config/types.ts';
 import { ConfigError } from '../config/validate.ts';
-import { drain, listenOn } from './lifecycle.ts';
+import { drain, listenOn } from '../http/lifecycle.ts';
 import { buildPipeline, type Pipeline, type PipelineParts } from './pipeline.ts';
 import { createPublicServer } from './public-server.ts';
-import { purgeCache, type PurgeResult } from './purge.ts';
+import { purgeCache } from './purge.ts';
 import { Readiness, type ReadinessCheck } from './readiness.ts';
-import { changedKeys, Reloader, restartRequired, type ReloadResult } from './reload.ts';
+import { changedKeys, Reloader, restartRequired } from './reload.ts';
 import type { DrainState } from '../http/dispatch.ts';
-import type { RouteDef } from '../http/router.ts';
+import type { RouteDef } from '../protocol/route.ts';
 import { silentLogger, type Logger } from '../observability/logger.ts';
 import { Metrics } from '../observability/metrics.ts';
 import { RequestIds } from '../observability/request-id.ts';
@@ -23,9 +24,8 @@ import { startSampleUpstream, type SampleUpstream } from '../sample-upstream/ser
 import { createSharedState } from '../cluster/create.ts';
 import type { SharedState } from '../cluster/shared-state.ts';
 
-export type { PurgeResult } from './purge.ts';
+export type { PurgeResult, ReloadResult } from '../admin/backend.ts';
 export type { ReadinessCheck } from './readiness.ts';
-export type { ReloadResult } from './reload.ts';
 
 export interface GatewayDeps {
   readonly clock?: Clock;

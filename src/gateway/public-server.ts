@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { ServerConfig } from '../config/types.ts';
-import { LINGER_MS, lingerOn } from '../http/body.ts';
+import { LINGER_MS, lingerOn } from '../protocol/body.ts';
 import { handleClientError, refuseConnect } from '../http/client-error.ts';
 import { ConnectionSweeper } from '../http/keep-alive.ts';
 import { upgradeListener } from '../http/upgrade.ts';

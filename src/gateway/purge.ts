@@ -1,14 +1,8 @@
+import type { PurgeResult } from '../admin/backend.ts';
 import { HgError } from '../lib/errors.ts';
 import { API_ROOT, OPENAPI_PATH } from '../resources/api-root.ts';
 import type { ResourceTable } from '../resources/compile.ts';
 import type { Invalidation, SharedState } from '../cluster/shared-state.ts';
-
-/** What a purge answers: entries dropped here, and (with Redis) how many instances the broadcast reached. */
-export interface PurgeResult {
-  readonly purged: number;
-  /** Instances reached (this one included); null when Redis did not confirm in time (it is sent again); absent without Redis. */
-  readonly instances?: number | null;
-}
 
 /** The names an admin purge of `path` drops, or null for a path no route answers. */
 function invalidationOf(table: ResourceTable, path: string): { keys: string[]; groups: string[] } | null {

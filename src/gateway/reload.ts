@@ -3,32 +3,8 @@ import type { Config } from '../config/types.ts';
 import { ConfigError } from '../config/validate.ts';
 import { HgError } from '../lib/errors.ts';
 import type { Logger } from '../observability/logger.ts';
+import type { ReloadResult } from '../admin/backend.ts';
 import { sameValue } from '../lib/same-value.ts';
-
-/** What one worker of a cluster did with a reload (POST /reload's answer lists them). */
-export type WorkerReload = {
-  readonly worker: number;
-  readonly pid: number | null;
-  readonly ok: boolean;
-  readonly changed: readonly string[];
-  readonly restartRequired: readonly string[];
-  /** Why it did not apply the new config, when ok is false. */
-  readonly problems: readonly string[];
-};
-
-/** What a reload changed: POST /reload's answer and the reload log line. */
-export interface ReloadResult {
-  /** Key paths whose value changed (`log.level`, `upstream.timeoutMs`), values never shown. */
-  readonly changed: readonly string[];
-  /** Changed keys that take effect only after a restart (listening addresses, workers, ...). */
-  readonly restartRequired: readonly string[];
-  /** With server.workers > 1: what each running worker did. */
-  readonly workers?: readonly WorkerReload[];
-  /** True when the JWKS could not be fetched and the keys in use (and, with auth.* unchanged, the verified tokens) were kept. */
-  readonly keysKept?: boolean;
-  /** Why the keys were kept (the URL and the cause); null or absent when they were not. */
-  readonly keysKeptReason?: string | null;
-}
 
 /**
  * The keys a running gateway cannot apply in place: what changed among them takes effect only

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { HgError, type HgErrorCode } from '../lib/errors.ts';
-import { cutAfterLinger, markAnsweredEarly } from './body.ts';
+import { cutAfterLinger, markAnsweredEarly } from '../protocol/body.ts';
 import { rawProblemResponse } from '../protocol/problem.ts';
 
 /** Node's parser and timer errors, mapped to the problem a client should see. */

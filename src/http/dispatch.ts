@@ -6,7 +6,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 
 import { isSafeRequestId, RequestIds } from '../observability/request-id.ts';
-import { clientAddressRule, type ClientAddressOf } from './client-address.ts';
+import { clientAddressRule, type ClientAddressOf } from '../protocol/client-address.ts';
 import { markBusy, markIdle } from './keep-alive.ts';
 import type { CorsPolicy } from './cors.ts';
 import { WRITE_BODY_TYPES } from '../lib/media-type.ts';

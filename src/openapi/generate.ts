@@ -1,5 +1,5 @@
 import { ERRORS, PROBLEM_TYPE_BASE, type HgErrorCode, type ProblemIdentity } from '../lib/errors.ts';
-import type { RouteDef } from '../http/router.ts';
+import type { RouteDef } from '../protocol/route.ts';
 import type { RouteDoc } from '../protocol/route-doc.ts';
 import type { JsonSchema } from '../protocol/route-doc.ts';
 

@@ -3,8 +3,8 @@ import { authorize, authorizeLimited } from '../auth/authenticate.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { TokenVerifier } from '../auth/verifier.ts';
 import type { AuthConfig } from '../config/types.ts';
-import type { ClientAddressOf } from '../http/client-address.ts';
-import type { Limiter } from '../http/rate-limit.ts';
+import type { ClientAddressOf } from '../protocol/client-address.ts';
+import type { Limiter } from '../auth/rate-limit.ts';
 import { HgError } from '../lib/errors.ts';
 import type { CompiledRoute } from './compile.ts';
 

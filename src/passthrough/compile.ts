@@ -1,5 +1,5 @@
 import type { Config, RouteConfig } from '../config/types.ts';
-import type { RouteMethod } from '../http/router.ts';
+import type { RouteMethod } from '../protocol/route.ts';
 import { methodsOf } from './config-checks.ts';
 import { RouteTemplate } from './route-template.ts';
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
-import { discardBody } from '../http/body.ts';
+import { discardBody } from '../protocol/body.ts';
 import { HgError } from '../lib/errors.ts';
 
 /** The 413 for a body past a route's limit. */

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { RouteDef, RouteMethod } from '../http/router.ts';
+import type { RouteDef, RouteMethod } from '../protocol/route.ts';
 import { HgError, type HgErrorCode } from '../lib/errors.ts';
 import { upgradeHeadOf, type HgResponse } from '../protocol/response.ts';
 import type { ParamDoc, RouteDoc } from '../protocol/route-doc.ts';

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
-import type { GatewayContext } from '../gateway/context.ts';
+import type { GatewayContext } from './context.ts';
 import type { HgResponse } from '../protocol/response.ts';
-import { getAndHead, type RouteDef } from '../http/router.ts';
+import { getAndHead, type RouteDef } from '../protocol/route.ts';
 import type { Link, Resource } from '../hypermedia/resource.ts';
 import type { Access } from './access.ts';
 import type { ResourceTable } from './compile.ts';

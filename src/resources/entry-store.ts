@@ -1,7 +1,7 @@
 import { CacheEntry, etagFor, type Validator } from '../cache/cache-entry.ts';
 import { isStorable, localFreshness, upstreamFreshness, type Freshness } from '../cache/freshness.ts';
 import { Representation } from '../cache/representation.ts';
-import type { GatewayContext } from '../gateway/context.ts';
+import type { GatewayContext } from './context.ts';
 import type { HgError } from '../lib/errors.ts';
 import { renderSuffix } from '../protocol/etag.ts';
 import { FORMATS, JSON_INDEX, renderBody } from '../hypermedia/formats.ts';

@@ -1,6 +1,6 @@
 import type { CacheEntry } from '../cache/cache-entry.ts';
 import { forOneRequest } from '../cache/freshness.ts';
-import type { GatewayContext } from '../gateway/context.ts';
+import type { GatewayContext } from './context.ts';
 import { SingleFlight } from '../lib/single-flight.ts';
 import type { UpstreamCall } from '../upstream/call.ts';
 import { JSON_INDEX } from '../hypermedia/formats.ts';

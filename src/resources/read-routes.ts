@@ -4,7 +4,7 @@ import { HgError, type HgErrorCode } from '../lib/errors.ts';
 import { andThen } from '../lib/sync-or-promise.ts';
 import type { HgResponse } from '../protocol/response.ts';
 import type { ParamDoc } from '../protocol/route-doc.ts';
-import { getAndHead, type RouteDef } from '../http/router.ts';
+import { getAndHead, type RouteDef } from '../protocol/route.ts';
 import type { Access } from './access.ts';
 import type { CompiledCollection, CompiledResource, ResourceTable } from './compile.ts';
 import { ReadThrough, upstreamErrors } from './read-through.ts';

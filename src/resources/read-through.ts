@@ -4,7 +4,7 @@ import type { ClaimValue } from '../auth/claims.ts';
 import type { CacheEntry } from '../cache/cache-entry.ts';
 import { forOneRequest, remainingSeconds, staleSeconds, wasStored, withinStaleWindow } from '../cache/freshness.ts';
 import { ALWAYS_HEARING, type InvalidationHearing } from '../cluster/hearing.ts';
-import type { GatewayContext } from '../gateway/context.ts';
+import type { GatewayContext } from './context.ts';
 import { HgError, type HgErrorCode } from '../lib/errors.ts';
 import { missStatus, staleStatus, type StaleReason } from '../protocol/cache-status.ts';
 import type { HgResponse } from '../protocol/response.ts';

@@ -1,4 +1,4 @@
-import type { GatewayContext } from '../gateway/context.ts';
+import type { GatewayContext } from './context.ts';
 import { EntryStore } from './entry-store.ts';
 import { FormatNegotiation } from './format-negotiation.ts';
 import { Loads } from './loads.ts';

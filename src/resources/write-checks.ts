@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { HgError } from '../lib/errors.ts';
-import { readBody } from '../http/body.ts';
+import { readBody } from '../protocol/body.ts';
 import { jsonMediaType, WRITE_BODY_TYPES } from '../lib/media-type.ts';
 import { parseIdempotencyKey, parseIfMatch } from '../protocol/preconditions.ts';
 import type { HgResponse } from '../protocol/response.ts';

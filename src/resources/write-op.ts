@@ -1,5 +1,5 @@
 import type { Principal } from '../auth/verifier.ts';
-import type { GatewayContext } from '../gateway/context.ts';
+import type { GatewayContext } from './context.ts';
 import type { IfMatch } from '../protocol/preconditions.ts';
 import type { IdempotencyStore } from '../cluster/idempotency.ts';
 import type { Access } from './access.ts';

@@ -1,9 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import { tokenIssuer } from '../auth/realm.ts';
 import { HgError } from '../lib/errors.ts';
-import { discardBody } from '../http/body.ts';
+import { discardBody } from '../protocol/body.ts';
 import type { HgResponse } from '../protocol/response.ts';
-import type { RouteDef } from '../http/router.ts';
+import type { RouteDef } from '../protocol/route.ts';
 import { callOf } from '../upstream/trace-context.ts';
 import type { WriteResult } from '../upstream/client.ts';
 import type { IdempotentAnswer } from '../cluster/idempotency.ts';

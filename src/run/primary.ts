@@ -1,14 +1,15 @@
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { AggregatorRegistry } from 'prom-client';
-import { createAdminServer, listenAdmin, type AdminBackend } from '../admin/server.ts';
+import type { AdminBackend, ReloadResult } from '../admin/backend.ts';
+import { createAdminServer, listenAdmin } from '../admin/server.ts';
 import { authorize } from '../auth/authenticate.ts';
 import { loadOrCreateDevKeys } from '../auth/dev-keys.ts';
 import { systemClock } from '../lib/clock.ts';
 import type { Config } from '../config/types.ts';
 import { HgError } from '../lib/errors.ts';
 import { buildAuth, type AuthDeps } from '../gateway/auth.ts';
-import { changedKeys, Reloader, restartRequired, type ReloadResult } from '../gateway/reload.ts';
+import { changedKeys, Reloader, restartRequired } from '../gateway/reload.ts';
 import { silentLogger, type Logger } from '../observability/logger.ts';
 import { emptyJwksTally } from '../observability/metrics.ts';
 import { WorkerQuestions } from './ipc.ts';

@@ -1,5 +1,5 @@
 import type { Worker } from 'node:cluster';
-import type { WorkerReload } from '../gateway/reload.ts';
+import type { WorkerReload } from '../admin/backend.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { WorkerQuestions } from './ipc.ts';
 

@@ -1,4 +1,4 @@
-import { parseArgs } from '../cli-args.ts';
+import { parseArgs } from '../run/cli-args.ts';
 import { startSampleUpstream } from './server.ts';
 
 /**

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { GrowingLru } from '../../src/lib/growing-lru.ts';
-import { RateLimiter } from '../../src/http/rate-limit.ts';
+import { RateLimiter } from '../../src/auth/rate-limit.ts';
 import { MemoryIdempotencyStore } from '../../src/cluster/idempotency.ts';
 import { systemClock } from '../../src/lib/clock.ts';
 

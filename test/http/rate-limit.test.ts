@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { mergeConfig } from '../../src/config/load.ts';
-import { RateLimiter } from '../../src/http/rate-limit.ts';
+import { RateLimiter } from '../../src/auth/rate-limit.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get, startGateway, type HttpAnswer } from '../helpers/gateway.ts';

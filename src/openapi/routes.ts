@@ -1,19 +1,19 @@
 import type { IncomingMessage } from 'node:http';
 import { CacheEntry } from '../cache/cache-entry.ts';
 import { Representation } from '../cache/representation.ts';
-import type { GatewayContext } from '../gateway/context.ts';
+import type { GatewayContext } from '../resources/context.ts';
 import { HgError } from '../lib/errors.ts';
 import { acceptsJson } from '../protocol/negotiate.ts';
 import type { HgResponse } from '../protocol/response.ts';
-import { getAndHead, type RouteDef } from '../http/router.ts';
+import { getAndHead, type RouteDef } from '../protocol/route.ts';
 import { JSON_INDEX } from '../hypermedia/formats.ts';
-import { generateOpenApi } from '../openapi/generate.ts';
-import { componentSchemas } from '../openapi/schemas.ts';
-import type { Access } from './access.ts';
-import { apiRootResource, OPENAPI_PATH } from './api-root.ts';
-import type { ResourceTable } from './compile.ts';
-import { writeRepresentation } from './send-representation.ts';
-import type { ServingParts } from './serving-parts.ts';
+import { generateOpenApi } from './generate.ts';
+import { componentSchemas } from './schemas.ts';
+import type { Access } from '../resources/access.ts';
+import { apiRootResource, OPENAPI_PATH } from '../resources/api-root.ts';
+import type { ResourceTable } from '../resources/compile.ts';
+import { writeRepresentation } from '../resources/send-representation.ts';
+import type { ServingParts } from '../resources/serving-parts.ts';
 
 const VERSION = '0.1.0';
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { HgError } from '../lib/errors.ts';
-import { HgRequest, type HgResponse } from '../protocol/response.ts';
+import { HgRequest, type HgResponse } from './response.ts';
 
 function tooLarge(maxBytes: number): HgError {
   return new HgError('HG_ERR_PAYLOAD_TOO_LARGE', { detail: `The request body is larger than ${maxBytes} bytes (server.maxBodyBytes).` });
