@@ -8,7 +8,6 @@ import { createLogger } from './observability/logger.ts';
 import { runPrimary, workerCount } from './run/primary.ts';
 import type { ConfigSource } from './run/reload.ts';
 import { die } from './run/exit.ts';
-import { serve } from './run/serve.ts';
 import { loadConfig, validateConfig } from './gateway/load-config.ts';
 
 const USAGE = `usage: hypergate [--config FILE] [--check-config]
@@ -91,6 +90,8 @@ async function main(): Promise<void> {
     await runPrimary(config, source, logger);
     return;
   }
+  // The request engine loads only in a process that serves requests, never in a cluster's primary.
+  const { serve } = await import('./run/serve.ts');
   // A worker leaves the admin listener to the primary.
   const overrides = cluster.isWorker ? (c: Config): Config => validateConfig(mergeConfig(c, { admin: { port: null } })) : undefined;
   await serve(overrides ? overrides(config) : config, source, logger, overrides);
