@@ -192,7 +192,7 @@ export function createDispatcher(
     sendProblem(res, new HgError('HG_ERR_INTERNAL'), headOnly);
   };
 
-  // rawHeaders holds name and value side by side; Node keeps one pair more than the limit (see gateway.ts) so going over it shows.
+  // rawHeaders holds name and value side by side; Node keeps one pair more than the limit (see gateway/public-server.ts) so going over it shows.
   const maxRawHeaders = limits.maxHeaderCount * 2;
 
   return function dispatch(req: IncomingMessage, res: HgResponse): void {
