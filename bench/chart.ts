@@ -6,7 +6,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from '../src/run/cli-args.ts';
+import { parseArgs } from '../src/lib/cli-args.ts';
 import { renderChart } from './lib/chart.ts';
 import { chartFromJson, chartFromResults } from './lib/chart-source.ts';
 import { ROOT } from './lib/proc.ts';

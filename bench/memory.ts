@@ -22,7 +22,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Pool } from 'undici';
-import { parseArgs } from '../src/run/cli-args.ts';
+import { parseArgs } from '../src/lib/cli-args.ts';
 import { makeKeys, mint, type BenchKeys } from './lib/jwt.ts';
 import { freePort, peakRssBytes, ROOT, rssBytes } from './lib/proc.ts';
 import { appendResults, runInfo, writeJson } from './lib/report.ts';

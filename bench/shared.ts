@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Pool } from 'undici';
-import { parseArgs } from '../src/run/cli-args.ts';
+import { parseArgs } from '../src/lib/cli-args.ts';
 import { startRedis, type RedisServer } from '../test/helpers/redis.ts';
 import { makeKeys, mint } from './lib/jwt.ts';
 import { runLoad, wrkPath, type LoadResult, type LoadSpec, type Tool } from './lib/load.ts';

@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import { resolveKeySource, KeySourceError } from './auth/keys.ts';
-import { parseArgs } from './run/cli-args.ts';
+import { parseArgs } from './lib/cli-args.ts';
 import { mergeConfig } from './config/load.ts';
 import type { Config } from './config/types.ts';
 import { ConfigError } from './config/validate.ts';

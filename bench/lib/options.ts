@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { parseArgs } from '../../src/run/cli-args.ts';
+import { parseArgs } from '../../src/lib/cli-args.ts';
 import { wrkPath, type Tool } from './load.ts';
 import { ROOT } from './proc.ts';
 import { SCENARIOS } from './scenarios.ts';

@@ -3,7 +3,7 @@
  *   npm run bench:micro [-- --ms 300] [--only bearer,token-cache,age,header-write,jose]
  * Plain loops with process.hrtime.bigint(); nothing to install.
  */
-import { parseArgs } from '../../src/run/cli-args.ts';
+import { parseArgs } from '../../src/lib/cli-args.ts';
 import { age } from './age.ts';
 import { bearer } from './bearer.ts';
 import { headerWrite } from './header-write.ts';

@@ -1,6 +1,6 @@
 import { loadOrCreateDevKeys } from '../auth/dev-keys.ts';
 import { mintDevToken } from '../auth/mint.ts';
-import { parseArgs } from '../run/cli-args.ts';
+import { parseArgs } from '../lib/cli-args.ts';
 import { ConfigError } from '../config/validate.ts';
 import { loadConfig } from '../gateway/load-config.ts';
 

@@ -1,4 +1,4 @@
-import { parseArgs } from '../run/cli-args.ts';
+import { parseArgs } from '../lib/cli-args.ts';
 import { startSampleUpstream } from './server.ts';
 
 /**
