@@ -56,9 +56,6 @@ function plainHeader(token: string, algorithms: readonly string[]): CompactJWSHe
 /** RFC 8725 section 3.11 / RFC 9068: an access token's `typ`, when present, must say JWT. */
 const ACCEPTED_TYP = new Set(['jwt', 'application/jwt', 'at+jwt', 'application/at+jwt']);
 
-/** Nothing to do once a verification settles: the single flight forgets it by itself. */
-const NOTHING = (): void => {};
-
 /**
  * Verifies bearer tokens with jose and keeps the verified ones (token-cache.ts). Concurrent
  * verifications of one token are one verification (lib/single-flight.ts): the waiters share its
@@ -123,7 +120,7 @@ export class TokenVerifier {
 
   /** Full verification with jose, one at a time per token; only successes are cached, and never past `exp`. */
   verify(token: string): Promise<Principal> {
-    return this.#verifying.get(token)?.promise ?? this.#verifying.start(token, 0, () => this.#verify(token), NOTHING);
+    return this.#verifying.run(token, () => this.#verify(token));
   }
 
   /**
