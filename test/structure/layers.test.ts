@@ -2,14 +2,6 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { folderEdges, importsOf, LADDER, rungOf, srcFiles, srcFolders, type FolderEdge } from './ladder.ts';
 
-/**
- * Imports that still go against the ladder, each with why. Config validation still imports the
- * resources engine's template, pointer and schema checks, and the client-address syntax check;
- * they are to be injected into (or moved below) config. The test fails once an entry is no
- * longer needed, so the list only shrinks.
- */
-const NOT_YET: readonly string[] = ['config -> resources', 'config -> protocol'];
-
 const name = (e: FolderEdge): string => `${e.from} -> ${e.to}`;
 
 /** Folder pairs that reach each other through imports (a cycle), as `a <-> b` with a < b. */
@@ -35,7 +27,6 @@ function cycles(edges: readonly FolderEdge[]): string[] {
 
 describe('the folders of src/ form a ladder', () => {
   const edges = folderEdges();
-  const counted = edges.filter((e) => !NOT_YET.includes(name(e)));
 
   test('every folder of src/ is on the ladder, once', () => {
     const placed = LADDER.flat();
@@ -48,21 +39,12 @@ describe('the folders of src/ form a ladder', () => {
   });
 
   test('no folder imports a folder on its own rung or above it', () => {
-    const upward = counted.filter((e) => rungOf(e.to) >= rungOf(e.from)).map((e) => `${name(e)} (${e.file} => ${e.target})`);
+    const upward = edges.filter((e) => rungOf(e.to) >= rungOf(e.from)).map((e) => `${name(e)} (${e.file} => ${e.target})`);
     assert.deepEqual(upward, []);
   });
 
   test('no two folders import each other, directly or round about', () => {
-    assert.deepEqual(cycles(counted), []);
-  });
-
-  test('every import still going against the ladder is one listed as not yet fixed', () => {
-    const present = new Set(edges.map(name));
-    assert.deepEqual(
-      NOT_YET.filter((edge) => !present.has(edge)),
-      [],
-      'no longer imported: drop it from NOT_YET',
-    );
+    assert.deepEqual(cycles(edges), []);
   });
 
   test('the import reader sees static, type-only, re-exported and dynamic imports, and skips packages', () => {

@@ -18,10 +18,11 @@ export async function load(url, context, nextLoad) {
 `;
 
 /**
- * The parsers config validation checks resource declarations with (path templates, parameter
- * types, JSON pointers and schemas): a primary validates the config it reloads, so it loads them.
+ * The checks of resource declarations the config loader is given (gateway/load-config.ts), and the
+ * parsers they use (path templates, parameter types, JSON pointers and schemas): a primary
+ * validates the config it reloads, so it loads them.
  */
-const DECLARATION_CHECKS = ['resources/template.ts', 'resources/params.ts', 'resources/json-pointer.ts', 'resources/json-schema.ts'];
+const DECLARATION_CHECKS = ['resources/config-checks.ts', 'resources/template.ts', 'resources/params.ts', 'resources/json-pointer.ts', 'resources/json-schema.ts'];
 
 /**
  * A cluster's primary (server.workers > 1) forks, watches and reloads its workers and owns the
