@@ -9,7 +9,11 @@ import { configWith } from '../../src/gateway/load-config.ts';
 const reordered = (value: unknown): unknown => {
   if (Array.isArray(value)) return value.map(reordered);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).reverse().map(([key, inner]) => [key, reordered(inner)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .reverse()
+      .map(([key, inner]) => [key, reordered(inner)]),
+  );
 };
 
 describe('the response cache across a reload', () => {

@@ -51,11 +51,21 @@ describe('SingleFlight', () => {
   test('start replaces the flight under way, which goes on for those that joined it, and runs settled after the key is forgotten', async () => {
     const flights = new SingleFlight<number>();
     const old = deferred<number>();
-    const joined = flights.start('k', 1, () => old.promise, () => {});
+    const joined = flights.start(
+      'k',
+      1,
+      () => old.promise,
+      () => {},
+    );
     let sizeWhenSettled = -1;
-    const fresh = flights.start('k', 2, () => Promise.resolve(2), () => {
-      sizeWhenSettled = flights.size;
-    });
+    const fresh = flights.start(
+      'k',
+      2,
+      () => Promise.resolve(2),
+      () => {
+        sizeWhenSettled = flights.size;
+      },
+    );
     assert.equal(flights.get('k')?.stamp, 2);
     assert.equal(await fresh, 2);
     assert.equal(sizeWhenSettled, 0);

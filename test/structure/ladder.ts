@@ -61,7 +61,9 @@ export function folderOf(file: string): string {
 export function importsOf(file: string, text = readFileSync(join(SRC, file), 'utf8')): string[] {
   const targets: string[] = [];
   for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)) {
-    const target = relative(SRC, resolve(SRC, dirname(file), m[1] as string)).split(sep).join('/');
+    const target = relative(SRC, resolve(SRC, dirname(file), m[1] as string))
+      .split(sep)
+      .join('/');
     targets.push(target);
   }
   return targets;

@@ -30,12 +30,18 @@ describe('the folders of src/ form a ladder', () => {
 
   test('every folder of src/ is on the ladder, once', () => {
     const placed = LADDER.flat();
-    assert.deepEqual(srcFolders().filter((f) => rungOf(f) === -1), []);
+    assert.deepEqual(
+      srcFolders().filter((f) => rungOf(f) === -1),
+      [],
+    );
     assert.equal(new Set(placed).size, placed.length);
   });
 
   test('src/ itself holds main.ts alone', () => {
-    assert.deepEqual(srcFiles().filter((f) => !f.includes('/')), ['main.ts']);
+    assert.deepEqual(
+      srcFiles().filter((f) => !f.includes('/')),
+      ['main.ts'],
+    );
   });
 
   test('no folder imports a folder on its own rung or above it', () => {

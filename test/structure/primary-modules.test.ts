@@ -22,7 +22,13 @@ export async function load(url, context, nextLoad) {
  * parsers they use (path templates, parameter types, JSON pointers and schemas): a primary
  * validates the config it reloads, so it loads them.
  */
-const DECLARATION_CHECKS = ['resources/config-checks.ts', 'resources/template.ts', 'resources/params.ts', 'resources/json-pointer.ts', 'resources/json-schema.ts'];
+const DECLARATION_CHECKS = [
+  'resources/config-checks.ts',
+  'resources/template.ts',
+  'resources/params.ts',
+  'resources/json-pointer.ts',
+  'resources/json-schema.ts',
+];
 
 /**
  * A cluster's primary (server.workers > 1) forks, watches and reloads its workers and owns the
@@ -35,8 +41,14 @@ describe('modules a cluster primary loads', () => {
     const dir = await mkdtemp(join(tmpdir(), 'hypergate-modules-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
     await writeFile(join(dir, 'hooks.mjs'), HOOKS);
-    await writeFile(join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)});\n`);
-    const { stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--import', join(dir, 'register.mjs'), 'src/main.ts', '--help'], { cwd: ROOT, timeout: 60_000 });
+    await writeFile(
+      join(dir, 'register.mjs'),
+      `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)});\n`,
+    );
+    const { stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--import', join(dir, 'register.mjs'), 'src/main.ts', '--help'], {
+      cwd: ROOT,
+      timeout: 60_000,
+    });
     const src = `${pathToFileURL(join(ROOT, 'src')).href}/`;
     const loaded = stderr
       .split('\n')
