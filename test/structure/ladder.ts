@@ -17,7 +17,7 @@ export const LADDER: readonly (readonly string[])[] = [
   ['upstream'],
   ['cache'],
   ['cluster'],
-  ['resources'],
+  ['resources', 'passthrough'],
   ['openapi'],
   ['http'],
   ['admin', 'sample-upstream'],

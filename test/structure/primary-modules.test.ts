@@ -18,9 +18,9 @@ export async function load(url, context, nextLoad) {
 `;
 
 /**
- * The checks of resource declarations the config loader is given (gateway/load-config.ts), and the
- * parsers they use (path templates, parameter types, JSON pointers and schemas): a primary
- * validates the config it reloads, so it loads them.
+ * The checks of resource and pass-through route declarations the config loader is given
+ * (gateway/load-config.ts), and the parsers they use (path templates, parameter types, JSON
+ * pointers and schemas): a primary validates the config it reloads, so it loads them.
  */
 const DECLARATION_CHECKS = [
   'resources/config-checks.ts',
@@ -28,6 +28,8 @@ const DECLARATION_CHECKS = [
   'resources/params.ts',
   'resources/json-pointer.ts',
   'resources/json-schema.ts',
+  'passthrough/config-checks.ts',
+  'passthrough/route-template.ts',
 ];
 
 /**
@@ -58,7 +60,7 @@ describe('modules a cluster primary loads', () => {
     for (const file of ['main.ts', 'run/primary.ts', 'admin/server.ts', 'gateway/reload.ts', 'auth/authenticate.ts']) assert.ok(loaded.includes(file), file);
     const engine = loaded.filter(
       (file) =>
-        (/^(resources|cache|cluster|upstream|hypermedia|openapi|sample-upstream)\//.test(file) && !DECLARATION_CHECKS.includes(file)) ||
+        (/^(resources|passthrough|cache|cluster|upstream|hypermedia|openapi|sample-upstream)\//.test(file) && !DECLARATION_CHECKS.includes(file)) ||
         ['run/serve.ts', 'gateway/create-gateway.ts', 'gateway/pipeline.ts', 'http/dispatch.ts', 'http/router.ts'].includes(file),
     );
     assert.deepEqual(engine, []);
