@@ -1,4 +1,5 @@
 import FindMyWay from 'find-my-way';
+import { HgError } from '../lib/errors.ts';
 import { UNMATCHED_ROUTE, type RequestStats } from '../observability/request-stats.ts';
 import type { RouteDef, RouteHandler, RouteMethod } from '../protocol/route.ts';
 
@@ -23,11 +24,35 @@ export interface Router {
   readonly routes: readonly RouteDef[];
 }
 
+/** A find-my-way pattern with no parameter or wildcard: one path, spelled one way. */
+function isStatic(pattern: string): boolean {
+  return !pattern.includes(':') && !pattern.includes('*');
+}
+
+/**
+ * find-my-way percent-decodes a path before it matches, so `/%61pi` finds the route `/api`. Only
+ * the canonical spelling names a route: a route with parameters matches its template again, byte
+ * for byte, in its handler and `fits`; a static route is its pattern exactly, checked here. The
+ * check wraps only static routes' handlers: a route with parameters (an item's GET, the hot path)
+ * is called as it was declared.
+ */
+function exactly(route: RouteDef): Pick<RouteEntry, 'handler' | 'fits'> {
+  if (route.fits !== undefined || !isStatic(route.path)) return { handler: route.handler, fits: route.fits };
+  const { path: pattern, handler } = route;
+  return {
+    handler: (req, res, path) => {
+      if (path !== pattern) throw new HgError('HG_ERR_ROUTE_NOT_FOUND');
+      return handler(req, res, path);
+    },
+    fits: (path) => path === pattern,
+  };
+}
+
 export function createRouter(routes: readonly RouteDef[], stats?: RequestStats): Router {
   const fmw = FindMyWay({ caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, maxParamLength: 100 });
   for (const route of routes) {
     // Metrics are labelled by pattern, never by the concrete path: bounded label values.
-    const stored: RouteEntry = { handler: route.handler, routeIndex: stats?.routeIndex(route.path) ?? UNMATCHED_ROUTE, acceptsBody: route.acceptsBody === true, fits: route.fits };
+    const stored: RouteEntry = { ...exactly(route), routeIndex: stats?.routeIndex(route.path) ?? UNMATCHED_ROUTE, acceptsBody: route.acceptsBody === true };
     fmw.on(route.method, route.path, () => {}, stored);
   }
   const lookup = (method: string, path: string): RouteEntry | null => {

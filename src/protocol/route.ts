@@ -22,8 +22,9 @@ export interface RouteDef {
   /**
    * Does this concrete path fit the route's parameter types? A path the pattern matches but whose
    * segments do not fit (`/api/customers/abc` for an integer id) is no resource: its handler
-   * answers 404, and OPTIONS and other methods must too, not 204 or 405 with an Allow. Without it, any
-   * path the pattern matches fits.
+   * answers 404, and OPTIONS and other methods must too, not 204 or 405 with an Allow. Without it, a
+   * pattern without parameters fits only its own spelling (the router answers any other 404), and
+   * one with parameters any path it matches.
    */
   readonly fits?: (path: string) => boolean;
 }

@@ -26,6 +26,25 @@ describe('only the canonical spelling of a static segment names a route', () => 
     });
   }
 
+  // Regression: /%61pi and /api/openapi%2ejson answered as /api and /api/openapi.json: the routes
+  // without parameters had no template to match again.
+  for (const path of ['/%61pi', '/%61%70%69', '/api/openapi%2ejson', '/api/%6fpenapi.json', '/ap%69/openapi.json']) {
+    test(`${path} is a 404 for every method, OPTIONS included`, async () => {
+      assertProblem(await get(`${fx.gw.url}${path}`, bearer(token)), { status: 404, code: 'HG_ERR_ROUTE_NOT_FOUND' });
+      assertProblem(await get(`${fx.gw.url}${path}`, bearer(token), 'POST'), { status: 404, code: 'HG_ERR_ROUTE_NOT_FOUND' });
+      const options = await get(`${fx.gw.url}${path}`, {}, 'OPTIONS');
+      assert.equal(options.status, 404);
+      assert.equal(options.headers['allow'], undefined);
+      assert.equal(fx.gw.gateway.cache.size, 0);
+    });
+  }
+
+  test('/api and /api/openapi.json spelled canonically still answer', async () => {
+    assert.equal((await get(`${fx.gw.url}/api`, bearer(token))).status, 200);
+    assert.equal((await get(`${fx.gw.url}/api/openapi.json`, bearer(token))).status, 200);
+    assert.equal((await get(`${fx.gw.url}/api`, {}, 'OPTIONS')).status, 204);
+  });
+
   test('the canonical spelling still answers, with itself as links.self', async () => {
     const res = await get(`${fx.gw.url}/api/customers/42/orders`, bearer(token));
     assert.equal(res.status, 200);
