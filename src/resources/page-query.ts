@@ -48,13 +48,33 @@ export function parsePageQuery(url: string): PageQuery {
         limit = canonicalNumber(value);
         if (limit === null || limit < 1 || limit > MAX_LIMIT) throw invalid(`Query parameter "limit" must be an integer from 1 to ${MAX_LIMIT}.`);
       } else {
-        // The name is echoed only when it is plain text, so the detail stays safe and short.
-        const shown = /^[A-Za-z0-9_.-]{1,32}$/.test(name) ? `"${name}"` : 'with this name';
-        throw invalid(`Query parameter ${shown} is not known here; use offset and limit.`);
+        throw unknown(name, 'use offset and limit');
       }
     }
   }
   return { offset: offset ?? 0, limit: limit ?? DEFAULT_LIMIT };
+}
+
+/** A parameter the collection does not take: a 400 naming it, and what the collection does take. */
+function unknown(name: string, instead: string): HgError {
+  // The name is echoed only when it is plain text, so the detail stays safe and short.
+  const shown = /^[A-Za-z0-9_.-]{1,32}$/.test(name) ? `"${name}"` : 'with this name';
+  return invalid(`Query parameter ${shown} is not known here; ${instead}.`);
+}
+
+/**
+ * The query of a collection answered whole takes no parameter: any is a 400 naming it, as a paged
+ * collection answers one it does not know (a query we do not understand must not silently mean
+ * the whole list). Empty pairs (`?`, `?&`) are no parameter.
+ */
+export function refuseQuery(url: string): void {
+  const q = url.indexOf('?');
+  if (q === -1) return;
+  for (const pair of url.slice(q + 1).split('&')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    throw unknown(eq === -1 ? pair : pair.slice(0, eq), 'this collection takes no query parameters');
+  }
 }
 
 /** The canonical spelling of a page of the collection at `base`: both parameters, offset first. This is links.self and the cache key. */

@@ -10,7 +10,7 @@ import type { CompiledCollection, CompiledResource, ResourceTable } from './comp
 import { ReadThrough, upstreamErrors } from './read-through.ts';
 import { CollectionSource, itemSource, type ItemReaders } from './read-sources.ts';
 import type { ServingParts } from './serving-parts.ts';
-import { DEFAULT_LIMIT, MAX_LIMIT, pagePath, parsePageQuery } from './page-query.ts';
+import { DEFAULT_LIMIT, MAX_LIMIT, pagePath, parsePageQuery, refuseQuery } from './page-query.ts';
 import { paramRule, paramSchema, type ParamType, type ParamValue } from './params.ts';
 import { schemaName } from './naming.ts';
 
@@ -63,7 +63,11 @@ function collectionRoutes(r: CompiledResource, c: CompiledCollection, parts: Ser
     const values: ParamValue[] = [];
     if (!c.path.match(path, c.types, values)) throw routeNotFound();
     const serve = ({ claims }: Principal): void | Promise<void> => {
-      if (whole !== null) return whole.respond(req, res, path, values, claims);
+      if (whole !== null) {
+        // The path is the target without its query: a longer target has one.
+        if (req.url !== undefined && req.url.length !== path.length) refuseQuery(req.url);
+        return whole.respond(req, res, path, values, claims);
+      }
       const paging = parsePageQuery(req.url ?? '');
       // A page has its own source (the paging it asks the upstream for).
       const page = new ReadThrough(parts, new CollectionSource(r, c, parts.entries, paging, items));
@@ -84,11 +88,11 @@ function collectionRoutes(r: CompiledResource, c: CompiledCollection, parts: Ser
     summary: c.paged ? `Read a page of ${r.name}` : `Read the ${r.name}`,
     description: c.paged
       ? `${schemaName(r.name)} in pages. links.self is the canonical spelling of the page: both parameters, offset first (${c.path.text}?offset=0&limit=${DEFAULT_LIMIT}), whatever spelling was requested. prev and next appear only where they exist.`
-      : `Every ${r.singular} of the collection, each with links.self.`,
+      : `Every ${r.singular} of the collection, each with links.self. It takes no query parameters: any is a 400 naming it.`,
     params: [...pathParams(r, c.path.params, c.types), ...query],
     scopes: access.scopesOf(r, true),
     ok: { description: `The ${r.name}.`, content: { 'application/json': name, 'application/hal+json': `${name}Hal` } },
-    errors: ['HG_ERR_ROUTE_NOT_FOUND', ...(c.paged ? (['HG_ERR_INVALID_QUERY'] as const) : []), ...ownership, ...upstreamErrors(r.service)],
+    errors: ['HG_ERR_ROUTE_NOT_FOUND', 'HG_ERR_INVALID_QUERY', ...ownership, ...upstreamErrors(r.service)],
   }, (path) => c.path.fits(path, c.types));
 }
 

@@ -73,6 +73,27 @@ describe('orders', () => {
     assert.equal((await read('/api/customers/9/orders')).status, 502);
   });
 
+  // Regression: /api/customers/7/orders?offset=2 answered the whole list, where a paged collection
+  // refuses a parameter it does not know with a 400 naming it.
+  test('a query parameter on the unpaged orders is a 400 problem naming it, before any upstream request', async () => {
+    for (const [query, name] of [['?offset=2', 'offset'], ['?limit=1', 'limit'], ['?status=paid', 'status'], ['?&x', 'x']] as const) {
+      const res = await read(`/api/customers/7/orders${query}`);
+      assert.equal(res.status, 400, query);
+      assert.equal(res.headers['content-type'], 'application/problem+json');
+      const problem = problemOf(res);
+      assert.equal(problem.code, 'HG_ERR_INVALID_QUERY');
+      assert.match(problem.detail, new RegExp(`"${name}"`), query);
+    }
+    const odd = await read('/api/customers/7/orders?%3Cscript%3E=1');
+    assert.equal(odd.status, 400);
+    assert.doesNotMatch(problemOf(odd).detail, /script/);
+    assert.equal(fx.upstream.hits(), 0);
+  });
+
+  test('an empty query on the unpaged orders is no parameter: the list is answered', async () => {
+    for (const query of ['?', '?&']) assert.equal((await read(`/api/customers/7/orders${query}`)).status, 200, query);
+  });
+
   test('orders need a token', async () => {
     assert.equal((await get(`${fx.gw.url}/api/customers/7/orders`)).status, 401);
     assert.equal((await get(`${fx.gw.url}/api/customers/7/orders/701`)).status, 401);
