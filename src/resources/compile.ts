@@ -14,11 +14,23 @@ import { PathTemplate } from './template.ts';
 /** Where a link template's parameter comes from: the path's values, or a field of the record. */
 export type LinkSource = { readonly param: number } | { readonly field: string };
 
+/** A declared path (an item's or a collection's) with its parameter types: what a link may lead to. */
+export interface LinkTarget {
+  readonly template: PathTemplate;
+  readonly types: readonly ParamType[];
+}
+
 /** One declared link: the relation, its template, and a source per template parameter. */
 export interface CompiledLink {
   readonly rel: string;
   readonly template: PathTemplate;
   readonly sources: readonly LinkSource[];
+  /**
+   * The declared paths a link with parameters may lead to: the path it builds must fit one of
+   * them, types included, or the link is left out (a record's "abc" for an integer id would link
+   * to a 404). Empty for a link without parameters (the API root, the OpenAPI document).
+   */
+  readonly targets: readonly LinkTarget[];
 }
 
 export interface CompiledCollection {
@@ -108,14 +120,26 @@ export interface ResourceTable {
 const BELOW = 'below:';
 const PAGES = 'pages:';
 
-function compileLinks(links: Readonly<Record<string, string>>, params: readonly string[]): CompiledLink[] {
+function compileLinks(links: Readonly<Record<string, string>>, params: readonly string[], declared: readonly LinkTarget[]): CompiledLink[] {
   return Object.entries(links).map(([rel, text]) => {
     const template = PathTemplate.parse(text);
     const sources = template.params.map((name): LinkSource => {
       const index = params.indexOf(name);
       return index === -1 ? { field: name } : { param: index };
     });
-    return { rel, template, sources };
+    const targets = template.params.length === 0 ? [] : declared.filter((target) => template.mayLeadTo(target.template));
+    return { rel, template, sources, targets };
+  });
+}
+
+/** Every declared item and collection path with its parameter types. */
+function linkTargets(config: Config): LinkTarget[] {
+  return Object.values(config.resources).flatMap((r) => {
+    const typed = (text: string): LinkTarget => {
+      const template = PathTemplate.parse(text);
+      return { template, types: template.params.map((p) => r.params[p] as ParamType) };
+    };
+    return r.collection === null ? [typed(r.path)] : [typed(r.path), typed(r.collection.path)];
   });
 }
 
@@ -133,12 +157,14 @@ interface CompileInputs {
   readonly services: UpstreamServices;
   readonly claims: ClaimTable;
   readonly known: readonly Known[];
+  /** Every declared path with its types, for the links. */
+  readonly targets: readonly LinkTarget[];
   /** The compiled resource whose item template has this shape (looked up once every resource is compiled). */
   readonly byShape: (shape: string) => CompiledResource | undefined;
 }
 
 function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): CompiledResource {
-  const { config, services, claims, known, byShape } = inputs;
+  const { config, services, claims, known, byShape, targets } = inputs;
   const item = PathTemplate.parse(r.path);
   const items = known.map((k) => k.template);
   const params = item.params;
@@ -172,7 +198,7 @@ function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): Com
       paged: c.paged,
       cacheItems: c.cacheItems,
       nested: path.params.length > 0,
-      links: compileLinks(c.links, path.params),
+      links: compileLinks(c.links, path.params, targets),
       itemParamSources: params.map((p) => path.params.indexOf(p)),
       groups: (values) => [pagesGroup(values), ...collectionAncestors(values)],
       pagesGroup,
@@ -200,7 +226,7 @@ function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): Com
     fields: r.fields,
     fieldTypes: r.fieldTypes,
     exposeFields: r.exposeFields,
-    links: compileLinks(r.links, params),
+    links: compileLinks(r.links, params, targets),
     scope: r.scope ?? config.auth.requiredScope,
     owner,
     maxAgeSeconds,
@@ -227,7 +253,7 @@ export function compileResources(config: Config, services: UpstreamServices, cla
   const resources: CompiledResource[] = [];
   // Parents are looked up when first needed, once every resource is compiled.
   const byShape = (shape: string): CompiledResource | undefined => resources.find((r) => r.item.shape === shape);
-  const inputs: CompileInputs = { config, services, claims, known, byShape };
+  const inputs: CompileInputs = { config, services, claims, known, byShape, targets: linkTargets(config) };
   for (const [name, r] of declared) resources.push(compileOne(name, r, inputs));
   const matchWith = (pick: (r: CompiledResource) => { t: PathTemplate; types: readonly ParamType[] } | null) => (path: string) => {
     for (const resource of resources) {

@@ -106,31 +106,23 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
 }
 
 /**
- * Could a path built from `link` be one that `route` answers? Literal segments must agree where both
- * have one; a parameter on either side may take the other's text (the types are not compared: a
- * link's value comes from a record at run time, and one that does not fit is left out).
- */
-function mayLead(link: readonly (string | null)[], route: readonly (string | null)[]): boolean {
-  return link.length === route.length && link.every((segment, i) => segment === null || route[i] === null || segment === route[i]);
-}
-
-/**
  * Every link a resource declares leads to a path the gateway answers: a relation whose template no
  * route matches would be rendered into every representation and answer 404 to whoever follows it
  * (a typo, or a linked resource removed with `null` while the link stayed).
  */
 function checkLinkTargets(config: Config, problems: string[]): void {
-  const routes: (readonly (string | null)[])[] = FIXED_PATHS.map((p) => PathTemplate.parse(p).segments);
+  const routes: PathTemplate[] = FIXED_PATHS.map((p) => PathTemplate.parse(p));
   for (const r of Object.values(config.resources)) {
-    for (const text of [r.path, r.collection?.path]) if (text !== undefined && PathTemplate.problem(text) === null) routes.push(PathTemplate.parse(text).segments);
+    for (const text of [r.path, r.collection?.path]) if (text !== undefined && PathTemplate.problem(text) === null) routes.push(PathTemplate.parse(text));
   }
   for (const [name, r] of Object.entries(config.resources)) {
     const links: [string, string][] = Object.entries(r.links).map(([rel, text]) => [`resources.${name}.links.${rel}`, text]);
     for (const [rel, text] of Object.entries(r.collection?.links ?? {})) links.push([`resources.${name}.collection.links.${rel}`, text]);
     for (const [key, text] of links) {
       if (PathTemplate.problem(text) !== null) continue; // already named as a bad template
-      const segments = PathTemplate.parse(text).segments;
-      if (!routes.some((route) => mayLead(segments, route))) problems.push(`${key}: ${text} is not a path of this gateway (no resource's path or collection.path matches it), so following it would answer 404; declare that resource, or set the link to null to drop it`);
+      // A link's value comes from a record at run time: one that does not fit the target's type is left out then.
+      const link = PathTemplate.parse(text);
+      if (!routes.some((route) => link.mayLeadTo(route))) problems.push(`${key}: ${text} is not a path of this gateway (no resource's path or collection.path matches it), so following it would answer 404; declare that resource, or set the link to null to drop it`);
     }
   }
 }

@@ -1,5 +1,6 @@
 import type { FieldTypeName } from '../config/types.ts';
 import { HgError } from '../lib/errors.ts';
+import { deeperThan, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import type { Link, Resource } from '../hypermedia/resource.ts';
 import type { CompiledCollection, CompiledLink, CompiledResource } from './compile.ts';
 import { pagePath } from './page-query.ts';
@@ -26,13 +27,27 @@ function hasType(value: unknown, type: FieldTypeName): boolean {
   }
 }
 
+/**
+ * A field's value, when the gateway can render it: one nested deeper than MAX_JSON_DEPTH would
+ * overflow the stack while it is rendered (a 500, and the upstream's answer counted ok); refused
+ * here, inside the upstream attempt, it is a 502 counted as the bad body it is.
+ */
+function renderable(r: CompiledResource, field: string, value: unknown): unknown {
+  if (deeperThan(value, MAX_JSON_DEPTH)) throw invalid(r, 'record', `${field} is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  return value;
+}
+
 /** A record field as a link value: an integer, or a string of the characters a "string" parameter allows. */
 function linkValue(value: unknown): string | null {
   if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? String(value) : null;
   return typeof value === 'string' ? parseStringParam(value) : null;
 }
 
-/** The link's path, or null when a value it needs is missing or unfit (the link is then left out). */
+/**
+ * The link's path, or null when a value it needs is missing or unfit (the link is then left out):
+ * unfit for a path segment, or for the type of the parameter it fills in the declared path the
+ * link leads to (an integer id takes neither "abc" nor 0).
+ */
 function buildLink(link: CompiledLink, values: readonly ParamValue[], record: Readonly<Record<string, unknown>>): string | null {
   const parts: ParamValue[] = [];
   for (const source of link.sources) {
@@ -40,7 +55,8 @@ function buildLink(link: CompiledLink, values: readonly ParamValue[], record: Re
     if (value === null) return null;
     parts.push(value);
   }
-  return link.template.build(parts);
+  const href = link.template.build(parts);
+  return link.targets.length === 0 || link.targets.some((t) => t.template.fits(href, t.types)) ? href : null;
 }
 
 function linksOf(self: string, links: readonly CompiledLink[], values: readonly ParamValue[], record: Readonly<Record<string, unknown>>): Record<string, Link> {
@@ -72,13 +88,13 @@ export function itemFromRecord(r: CompiledResource, value: unknown, values: read
     const type = r.fieldTypes[field];
     const present = Object.hasOwn(record, field);
     if (!present || (type !== undefined && !hasType(record[field], type))) throw invalid(r, 'record', `${field} is missing${type === undefined ? '' : ` or not a${type === 'integer' || type === 'object' || type === 'array' ? 'n' : ''} ${type}`}`);
-    fields[field] = record[field];
+    fields[field] = renderable(r, field, record[field]);
   }
   for (const field of r.exposeFields) {
     if (!Object.hasOwn(record, field)) continue;
     const type = r.fieldTypes[field];
     if (type !== undefined && !hasType(record[field], type)) throw invalid(r, 'record', `${field} is not a${type === 'integer' || type === 'object' || type === 'array' ? 'n' : ''} ${type}`);
-    fields[field] = record[field];
+    fields[field] = renderable(r, field, record[field]);
   }
   return { fields, links: linksOf(self, r.links, values, record) };
 }
@@ -112,10 +128,25 @@ export interface Paging {
   readonly limit: number;
 }
 
+/**
+ * Where prev leads: the page before, or, from a page past the end, the last page in this page's
+ * alignment (offset modulo limit) that has items. null when there is none: the first page, an
+ * empty collection, or an empty page whose collection's total is unknown (no page is known to have items).
+ */
+function prevOffset({ offset, limit }: Paging, count: number, total: number | null): number | null {
+  if (offset === 0) return null;
+  if (total === null) return count === 0 ? null : Math.max(0, offset - limit);
+  if (total === 0) return null;
+  if (offset - limit < total) return Math.max(0, offset - limit);
+  // The fewest steps of limit back to an offset below the total.
+  return Math.max(0, offset - (Math.floor((offset - total) / limit) + 1) * limit);
+}
+
 /** first, prev and next only where they exist, last when the total is known (RFC 8288 relation names). */
 function pageLinks(base: string, { offset, limit }: Paging, count: number, total: number | null): Record<string, Link> {
   const links: Record<string, Link> = { self: pagePath(base, offset, limit), first: pagePath(base, 0, limit) };
-  if (offset > 0) links['prev'] = pagePath(base, Math.max(0, offset - limit), limit);
+  const prev = prevOffset({ offset, limit }, count, total);
+  if (prev !== null) links['prev'] = pagePath(base, prev, limit);
   if (total === null ? count === limit : offset + limit < total) links['next'] = pagePath(base, offset + limit, limit);
   if (total !== null) links['last'] = pagePath(base, total === 0 ? 0 : Math.floor((total - 1) / limit) * limit, limit);
   return links;

@@ -83,6 +83,17 @@ export class PathTemplate {
     return this.text === '/' ? [] : this.text.slice(1).split('/').map((s) => (PARAM_SEGMENT.test(s) ? null : s));
   }
 
+  /**
+   * Could a path built from this template be one that `route` answers? Literal segments must agree
+   * where both have one; a parameter on either side may take the other's text (the types are not
+   * compared here: a value is known only when the path is built).
+   */
+  mayLeadTo(route: PathTemplate): boolean {
+    const mine = this.segments;
+    const theirs = route.segments;
+    return mine.length === theirs.length && mine.every((segment, i) => segment === null || theirs[i] === null || segment === theirs[i]);
+  }
+
   /** Does a request path fit this template with these parameter types (match without keeping the values)? */
   fits(path: string, types: readonly ParamType[]): boolean {
     return this.match(path, types, []);
