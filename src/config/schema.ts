@@ -1,3 +1,4 @@
+import { MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import { RESOURCE } from './resource-schema.ts';
 import { ROUTE } from './route-schema.ts';
 import { boolean, integer, map, nonEmptyString, path, redisUrl, section, string, strings, url } from './rule.ts';
@@ -23,6 +24,7 @@ const SERVER = section({
   maxUrlBytes: integer({ min: 64, max: MiB, unit: 'bytes', default: 8192, doc: 'Longest request target; over it: 414.' }),
   maxHeaderCount: integer({ min: 8, max: 10_000, default: 100, doc: 'Most header fields in one request; over it: 431 (Node alone would drop the rest silently).' }),
   maxBodyBytes: integer({ min: 1, max: 64 * MiB, unit: 'bytes', default: 65_536, doc: 'Largest request body a write may carry; over it: 413, refused as soon as the declared length or the streamed bytes pass it, the rest never read.' }),
+  maxBodyDepth: integer({ min: 1, max: MAX_JSON_DEPTH, default: 64, doc: 'Deepest nesting of arrays and objects in a write\'s body, the body\'s own object being level 1 (`{"a":[1]}` is 2); deeper: 400 `invalid-body`, and nothing is sent upstream. At most 1000, the deepest the gateway renders.' }),
   // Each entry is checked across keys (an IP address or a CIDR range).
   trustProxy: strings({ default: [], doc: 'Addresses and CIDR ranges (`"10.0.0.0/8"`, `"fd00::/8"`) of proxies whose `X-Forwarded-For` is believed, for the client address of the access log and the rate limits (see [Logs](operations.md#logs)). Empty: the client is always the connection\'s peer.' }),
   workers: integer({ min: 1, max: 256, orWord: 'auto', default: 1, doc: 'Worker processes (node:cluster); `"auto"` is one per core. `1` runs no cluster.' }),

@@ -1,7 +1,7 @@
 import { TextDecoder } from 'node:util';
 import { HgError, type FieldError } from '../lib/errors.ts';
 import type { CompiledResource } from './compile.ts';
-import { duplicateMember, pointerToken } from './json-duplicates.ts';
+import { jsonTextProblem, pointerToken, type JsonTextProblem } from './json-text.ts';
 import { paramFromValue, type ParamType, type ParamValue } from './params.ts';
 
 /**
@@ -34,14 +34,21 @@ function pointerTo(name: string): string {
   return `/${pointerToken(name)}`;
 }
 
+/** What a 422 says of a member name given twice, or of a string that is no Unicode text. */
+const TEXT_PROBLEM_DETAIL: Readonly<Record<Exclude<JsonTextProblem['kind'], 'depth'>, string>> = {
+  duplicate: 'is given twice in one object (RFC 7493 section 2.3): the upstream might apply the other value',
+  surrogate: 'holds a lone surrogate (an escape such as \\ud800 that is half of a pair), which is no Unicode character (RFC 7493 section 2.1)',
+};
+
 /**
- * Checks a write's body before anything is sent: JSON (else 400), an object (else 422), only the
- * fields the resource exposes (`fields`, `exposeFields`), path parameters' fields unchanged, and the
- * resource's JSON Schema when it has one (`patch`: the merge-patch form, RFC 7396). Every failing
- * field is listed in one 422. The parsed object is returned; the bytes sent upstream are the
- * caller's, unchanged.
+ * Checks a write's body before anything is sent: JSON (else 400) nested at most `maxDepth` levels
+ * (server.maxBodyDepth; else 400), an object (else 422) whose members are named once and whose
+ * strings are Unicode text (I-JSON; else 422), only the fields the resource exposes (`fields`,
+ * `exposeFields`), path parameters' fields unchanged, and the resource's JSON Schema when it has
+ * one (`patch`: the merge-patch form, RFC 7396). Every failing field is listed in one 422. The
+ * parsed object is returned; the bytes sent upstream are the caller's, unchanged.
  */
-export function checkBody(r: CompiledResource, bytes: Buffer, patch: boolean, fixed: readonly FixedField[]): Record<string, unknown> {
+export function checkBody(r: CompiledResource, bytes: Buffer, patch: boolean, fixed: readonly FixedField[], maxDepth: number): Record<string, unknown> {
   let value: unknown;
   let text: string;
   try {
@@ -51,9 +58,10 @@ export function checkBody(r: CompiledResource, bytes: Buffer, patch: boolean, fi
     const detail = startsWithBom(bytes) ? 'The request body starts with a byte order mark, which JSON sent over a network must not (RFC 8259 section 8.1).' : 'The request body is not valid JSON (UTF-8, RFC 8259).';
     throw new HgError('HG_ERR_INVALID_BODY', { detail });
   }
+  const problem = jsonTextProblem(text, maxDepth);
+  if (problem?.kind === 'depth') throw new HgError('HG_ERR_INVALID_BODY', { detail: `The request body is nested deeper than ${maxDepth} levels (server.maxBodyDepth).` });
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw unprocessable([{ pointer: '', detail: 'it must be a JSON object' }]);
-  const repeated = duplicateMember(text);
-  if (repeated !== null) throw unprocessable([{ pointer: repeated, detail: 'is given twice in one object (RFC 7493 section 2.3): the upstream might apply the other value' }]);
+  if (problem !== null) throw unprocessable([{ pointer: problem.pointer, detail: TEXT_PROBLEM_DETAIL[problem.kind] }]);
   const body = value as Record<string, unknown>;
   const errors: FieldError[] = [];
   for (const name of Object.keys(body)) {

@@ -85,7 +85,7 @@ export async function checkWrite(op: WriteOp, deps: WriteDeps, req: IncomingMess
   const key = idempotencyKeyOf(op, req.headers);
   const body = await readBody(req, res, deps.ctx.config.server.maxBodyBytes);
   const fixed: FixedField[] = template.params.map((name, i) => ({ name, type: types[i] as ParamType, value: values[i] as ParamValue }));
-  checkBody(r, body, method === 'PATCH', fixed);
+  checkBody(r, body, method === 'PATCH', fixed, deps.ctx.config.server.maxBodyDepth);
   // As the client sent it (an sf-string, validated above).
   const sentKey = key === null ? undefined : (req.headers['idempotency-key'] as string);
   return { values, principal, format, ifMatch, body, contentType, key, sentKey };

@@ -9,6 +9,12 @@ describe('limit keys', () => {
     assert.deepEqual(problemsOf(() => configWith({ server: { maxHeaderCount: 2 } })), ['server.maxHeaderCount: expected an integer from 8 to 10000, got 2']);
   });
 
+  test('server.maxBodyDepth defaults to 64 and may not exceed the 1000 levels the gateway renders', () => {
+    assert.equal(configWith({}).server.maxBodyDepth, 64);
+    assert.deepEqual(problemsOf(() => configWith({ server: { maxBodyDepth: 1001 } })), ['server.maxBodyDepth: expected an integer from 1 to 1000, got 1001']);
+    assert.equal(loadConfig({ env: { HYPERGATE_SERVER_MAX_BODY_DEPTH: '8' } }).server.maxBodyDepth, 8);
+  });
+
   test('a head time-out longer than the whole-request time-out is refused at load, not by node:http at start', () => {
     assert.deepEqual(problemsOf(() => configWith({ server: { headersTimeoutMs: 5000, requestTimeoutMs: 1000 } })), [
       'server.headersTimeoutMs: must not exceed server.requestTimeoutMs (1000), got 5000',
