@@ -47,6 +47,17 @@ export function parseIfMatch(header: string | undefined): IfMatch | null {
   return tags;
 }
 
+/**
+ * If-Match as the strong comparison sees it (RFC 9110 section 13.1.1): a weak entity-tag (W/"…")
+ * never matches, so it is passed over, as on a read (conditional.ts checkIfMatch). Null when no
+ * tag is left: the condition is false whatever the current representation is (412).
+ */
+export function strongIfMatch(ifMatch: IfMatch): IfMatch | null {
+  if (ifMatch === '*') return ifMatch;
+  const strong = ifMatch.filter((tag) => !tag.startsWith('W/'));
+  return strong.length === 0 ? null : strong;
+}
+
 /** Longest Idempotency-Key accepted. */
 const MAX_KEY = 255;
 

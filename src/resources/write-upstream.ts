@@ -1,6 +1,6 @@
 import { bodyEtag, upstreamEtagOf } from '../protocol/etag.ts';
 import { HgError, type HgErrorCode } from '../lib/errors.ts';
-import type { IfMatch } from '../protocol/preconditions.ts';
+import { strongIfMatch, type IfMatch } from '../protocol/preconditions.ts';
 import { FORMATS, renderBody } from '../hypermedia/formats.ts';
 import type { UpstreamCall } from '../upstream/call.ts';
 import type { WriteResult } from '../upstream/client.ts';
@@ -40,12 +40,15 @@ async function itemCondition(run: WriteRun, ifMatch: IfMatch, call: UpstreamCall
 
 /**
  * Sends the write upstream: to the item, or (POST) to its collection, with the body byte for byte,
- * If-Match as the upstream must see it (a 412 before anything is sent when it names no current
- * version) and the Idempotency-Key as the client sent it, so the upstream may dedupe too.
+ * If-Match as the upstream must see it (weak tags passed over, as the strong comparison never
+ * matches them; a 412 before anything is sent when it names no current version) and the Idempotency-Key as the client sent it, so the upstream may dedupe too.
  */
 export async function sendWrite(run: WriteRun, call: UpstreamCall): Promise<WriteResult> {
   const { r, method, collection } = run.op;
-  const { ifMatch, values, body, contentType, sentKey } = run.checked;
+  const { values, body, contentType, sentKey } = run.checked;
+  const ifMatch = run.checked.ifMatch === null ? null : strongIfMatch(run.checked.ifMatch);
+  // Only weak tags: none can match, so nothing is read or sent.
+  if (ifMatch === null && run.checked.ifMatch !== null) throw new HgError('HG_ERR_PRECONDITION_FAILED', { detail: 'If-Match names only weak entity-tags (W/"…"), which never match it (RFC 9110 section 13.1.1).' });
   const condition = ifMatch === null ? undefined : collection === null ? await itemCondition(run, ifMatch, call) : ifMatch === '*' ? '*' : ifMatch.join(', ');
   const target = collection === null ? r.upstream.build(values) : collection.upstream.build(values);
   return r.service.send(target, call, { method, body, contentType, ifMatch: condition, idempotencyKey: sentKey });
