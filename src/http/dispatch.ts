@@ -10,6 +10,7 @@ import { clientAddressRule, type ClientAddressOf } from '../protocol/client-addr
 import { markBusy, markIdle } from './keep-alive.ts';
 import type { CorsPolicy } from './cors.ts';
 import { WRITE_BODY_TYPES } from '../lib/media-type.ts';
+import { discardBody } from './body.ts';
 import { sendProblem } from '../protocol/problem.ts';
 import { routableTarget } from './request-target.ts';
 import { HgRequest, unendedStatus, type HgResponse } from '../protocol/response.ts';
@@ -242,7 +243,10 @@ export function createDispatcher(
       // 404 and 405 come first: they say more than 413 about what is wrong with the request.
       if (entry === null) throw routeMiss(router, path, res);
       res.routeIndex = entry.routeIndex;
-      if (body && !entry.acceptsBody) throw new HgError('HG_ERR_PAYLOAD_TOO_LARGE');
+      if (body) {
+        if (!entry.acceptsBody) throw new HgError('HG_ERR_PAYLOAD_TOO_LARGE');
+        if (!isChunkedOnly(req.headers['transfer-encoding'])) throw unsupportedCoding(req);
+      }
       const pending = entry.handler(req, res, path);
       if (pending !== undefined) {
         recordWhenDone(req, res);
@@ -266,6 +270,25 @@ function hasBody(req: IncomingMessage): boolean {
   if (headers['transfer-encoding'] !== undefined) return true;
   const length = headers['content-length'];
   return length !== undefined && Number(length) > 0;
+}
+
+/**
+ * No Transfer-Encoding, or `chunked` alone. Node unframes chunked and hands the rest of a coding
+ * list over as it came: `gzip, chunked` would be read as the gzip bytes it is, checked as JSON and
+ * sent on. llhttp has already refused a list whose last coding is not chunked (RFC 9112 section 6.3).
+ */
+function isChunkedOnly(codings: string | undefined): boolean {
+  return codings === undefined || codings.trim().toLowerCase() === 'chunked';
+}
+
+/**
+ * RFC 9112 section 6.1: a transfer coding the server does not understand is a 501. Its chunks can
+ * still be told apart (chunked is the last coding), so the body is read and dropped as it arrives,
+ * as a refused write's is: the answer stays readable and the connection may go on.
+ */
+function unsupportedCoding(req: IncomingMessage): HgError {
+  discardBody(req);
+  return new HgError('HG_ERR_UNSUPPORTED_TRANSFER_CODING');
 }
 
 function pathOf(url: string): string {

@@ -27,6 +27,7 @@ export type HgErrorCode =
   | 'HG_ERR_UPSTREAM_UNAVAILABLE'
   | 'HG_ERR_NOT_READY'
   | 'HG_ERR_UNSUPPORTED_MEDIA_TYPE'
+  | 'HG_ERR_UNSUPPORTED_TRANSFER_CODING'
   | 'HG_ERR_INVALID_BODY'
   | 'HG_ERR_UNPROCESSABLE'
   | 'HG_ERR_CONFLICT'
@@ -76,6 +77,7 @@ export const ERRORS: Readonly<Record<HgErrorCode, ErrorDefinition>> = Object.fre
   HG_ERR_UPSTREAM_UNAVAILABLE: { status: 503, slug: 'upstream-unavailable', title: 'Service Unavailable', detail: 'The upstream service is failing, so requests to it are paused; try again after Retry-After seconds.' },
   HG_ERR_NOT_READY: { status: 503, slug: 'not-ready', title: 'Service Unavailable', detail: 'This instance is not ready to serve traffic.' },
   HG_ERR_UNSUPPORTED_MEDIA_TYPE: { status: 415, slug: 'unsupported-media-type', title: 'Unsupported Media Type', detail: 'The request body is not of a media type this method takes.' },
+  HG_ERR_UNSUPPORTED_TRANSFER_CODING: { status: 501, slug: 'unsupported-transfer-coding', title: 'Not Implemented', detail: 'The request body is sent in a transfer coding this gateway does not take (RFC 9112 section 6.1): send it chunked alone, or with a Content-Length.' },
   HG_ERR_INVALID_BODY: { status: 400, slug: 'invalid-body', title: 'Invalid Request Body', detail: 'The request body is not valid JSON.' },
   HG_ERR_UNPROCESSABLE: { status: 422, slug: 'unprocessable-content', title: 'Unprocessable Content', detail: 'The request body is well-formed but cannot be applied to this resource.' },
   HG_ERR_CONFLICT: { status: 409, slug: 'conflict', title: 'Conflict', detail: 'The request conflicts with the current state of the resource.' },

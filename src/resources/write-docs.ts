@@ -69,7 +69,7 @@ export function writeDocs(r: CompiledResource, method: WriteMethod, collection: 
           ];
   const errors: HgErrorCode[] = ['HG_ERR_ROUTE_NOT_FOUND', 'HG_ERR_BAD_REQUEST', 'HG_ERR_CONFLICT', 'HG_ERR_UNPROCESSABLE', 'HG_ERR_PRECONDITION_REQUIRED', ...upstreamErrors(r.service)];
   if (collection === null) errors.push('HG_ERR_RESOURCE_NOT_FOUND', 'HG_ERR_PRECONDITION_FAILED');
-  if (method !== 'DELETE') errors.push('HG_ERR_UNSUPPORTED_MEDIA_TYPE', 'HG_ERR_INVALID_BODY');
+  if (method !== 'DELETE') errors.push('HG_ERR_UNSUPPORTED_MEDIA_TYPE', 'HG_ERR_UNSUPPORTED_TRANSFER_CODING', 'HG_ERR_INVALID_BODY');
   if (method === 'POST' || method === 'PATCH') errors.push('HG_ERR_IDEMPOTENCY_KEY_MISSING', 'HG_ERR_IDEMPOTENCY_KEY_IN_USE', 'HG_ERR_IDEMPOTENCY_KEY_REUSED');
   if (r.owner !== null) errors.push('HG_ERR_NOT_OWNER');
   const item = schemaName(r.singular);
