@@ -17,7 +17,7 @@ const SERVER = section({
   port: integer({ min: 0, max: 65535, default: 8080, doc: 'Port to listen on; `0` picks a free one.' }),
   drainTimeoutMs: integer({ min: 0, max: MAX_MS, unit: 'ms', default: 10_000, doc: 'On SIGTERM/SIGINT, how long in-flight requests may take; then connections are cut and the process exits (code 1 when requests were cut).' }),
   headersTimeoutMs: integer({ min: 1, max: MAX_MS, unit: 'ms', default: 10_000, doc: 'Time allowed to receive a request head (slowloris guard); at most `server.requestTimeoutMs`.' }),
-  requestTimeoutMs: integer({ min: 1, max: MAX_MS, unit: 'ms', default: 30_000, doc: 'Time allowed to receive a whole request.' }),
+  requestTimeoutMs: integer({ min: 1, max: MAX_MS, unit: 'ms', default: 30_000, doc: 'Time allowed to receive a whole request, from its first byte; over it: 408. A write\'s body is held to it exactly: one that completes later is never written upstream.' }),
   keepAliveTimeoutMs: integer({ min: 0, max: MAX_MS, unit: 'ms', default: 5000, doc: 'Idle time before a keep-alive connection is closed (checked every fifth of it, but no more often than every 50 ms and no less often than every second; 0 keeps idle connections open).' }),
   sendTimeoutMs: integer({ min: 0, max: MAX_MS, unit: 'ms', default: 60_000, doc: 'Time an answer may go without any of it reaching the client before its connection is closed (nginx\'s `send_timeout`: counted between two writes, not for the whole answer; checked by the keep-alive sweep); `0` never. See [Client input and limits](errors.md#client-input-and-limits).' }),
   maxHeaderBytes: integer({ min: 1024, max: MiB, unit: 'bytes', default: 16_384, doc: 'Largest request head (request line and headers); over it: 431.' }),

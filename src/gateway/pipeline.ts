@@ -111,7 +111,7 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
   routes.push(...openApiRoutes(ctx, serving, access, () => routes, table));
   const router = createRouter(routes, metrics.requests);
   const cors = config.cors.origins.length > 0 ? new CorsPolicy(config.cors) : null;
-  const dispatch = createDispatcher(router, logger, { maxUrlBytes: config.server.maxUrlBytes, maxHeaderCount: config.server.maxHeaderCount }, cors, parts.drainState, {
+  const dispatch = createDispatcher(router, logger, { maxUrlBytes: config.server.maxUrlBytes, maxHeaderCount: config.server.maxHeaderCount, requestTimeoutMs: config.server.requestTimeoutMs }, cors, parts.drainState, {
     metrics,
     accessLog: config.log.access,
     ids: parts.ids,

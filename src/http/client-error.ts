@@ -72,6 +72,15 @@ function answerAfterOwed(socket: ClientSocket, problem: Buffer): void {
 }
 
 /**
+ * The request's whole-request time-out (server.requestTimeoutMs) ran out before its body arrived:
+ * answered as Node's own time-out is (clientError ERR_HTTP_REQUEST_TIMEOUT), a 408 after the answers
+ * owed before it, and whatever of the body still comes is never acted on.
+ */
+export function answerRequestTimeout(socket: Socket): void {
+  handleClientError(Object.assign(new Error('The request was not received in time.'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket);
+}
+
+/**
  * CONNECT (a tunnel request, RFC 9110 section 9.3.6): no route takes it. Without a listener Node
  * drops the socket without a word; this says 405 with the methods every route has.
  */

@@ -11,6 +11,7 @@ import { markBusy, markIdle } from './keep-alive.ts';
 import type { CorsPolicy } from './cors.ts';
 import { WRITE_BODY_TYPES } from '../lib/media-type.ts';
 import { discardBody } from './body.ts';
+import { holdRequestDeadline } from './body-deadline.ts';
 import { sendProblem } from '../protocol/problem.ts';
 import { routableTarget } from './request-target.ts';
 import { HgRequest, unendedStatus, type HgResponse } from '../protocol/response.ts';
@@ -81,6 +82,8 @@ export interface DispatchLimits {
   readonly maxUrlBytes: number;
   /** server.maxHeaderCount: header fields allowed in one request; over it: 431. */
   readonly maxHeaderCount: number;
+  /** server.requestTimeoutMs, held exactly for a body a route reads (body-deadline.ts); absent or 0: Node's own check alone. */
+  readonly requestTimeoutMs?: number;
 }
 
 /** Set once shutdown starts: answers then close their connection instead of keeping it alive. */
@@ -246,6 +249,7 @@ export function createDispatcher(
       if (body) {
         if (!entry.acceptsBody) throw new HgError('HG_ERR_PAYLOAD_TOO_LARGE');
         if (!isChunkedOnly(req.headers['transfer-encoding'])) throw unsupportedCoding(req);
+        holdRequestDeadline(req, res, limits.requestTimeoutMs ?? 0);
       }
       const pending = entry.handler(req, res, path);
       if (pending !== undefined) {
