@@ -50,7 +50,8 @@ describe("a write's body as it arrives", () => {
   });
   after(() => fx.close());
 
-  const post = (extra: string): string => `POST /api/customers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n${extra}`;
+  const post = (extra: string): string =>
+    `POST /api/customers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n${extra}`;
   const chunked = (body: string): string => `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
 
   // Regression: "Transfer-Encoding: gzip, chunked" was unframed as chunked and the gzip bytes
@@ -95,10 +96,12 @@ describe("a write's body as it arrives", () => {
     const head = post(`Content-Length: ${RECORD.length}\r\nConnection: close\r\n\r\n`);
     // Three requests a third of a second apart, each completing 300 ms past its deadline: whenever
     // Node's once-a-second look comes, it can fall inside at most one of their late windows.
-    const answers = await Promise.all([0, 333, 666].map(async (offset) => {
-      await sleep(offset);
-      return slowBody(fx.gw.port, head, RECORD, 1300, 4000);
-    }));
+    const answers = await Promise.all(
+      [0, 333, 666].map(async (offset) => {
+        await sleep(offset);
+        return slowBody(fx.gw.port, head, RECORD, 1300, 4000);
+      }),
+    );
     for (const text of answers) assert.match(text, /^HTTP\/1\.1 408 /, text);
     assert.deepEqual(writesSent(), []);
   });

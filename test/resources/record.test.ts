@@ -33,14 +33,24 @@ describe('an upstream record as the resource the gateway renders', () => {
   test('an exposed field nested deeper than the gateway renders is a 502 counted as bad_body, not a 500 counted ok', async () => {
     const okBefore = (await outcome('ok')) ?? 0;
     const badBefore = (await outcome('bad_body')) ?? 0;
-    fx.upstream.on('/customers/3', { kind: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: `{"id":3,"name":"N","status":"active","notes":${nested(30_000)}}` });
+    fx.upstream.on('/customers/3', {
+      kind: 'raw',
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: `{"id":3,"name":"N","status":"active","notes":${nested(30_000)}}`,
+    });
     const res = await read('/api/customers/3');
     assertProblem(res, { status: 502, code: 'HG_ERR_UPSTREAM_BAD_GATEWAY' });
     assert.match((res.json() as { detail: string }).detail, /notes is nested deeper than 1000 levels/);
     assert.equal((await outcome('ok')) ?? 0, okBefore);
     assert.equal((await outcome('bad_body')) ?? 0, badBefore + 1);
     // A field nested within the bound is rendered as it came.
-    fx.upstream.on('/customers/4', { kind: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: `{"id":4,"name":"N","status":"active","notes":${nested(900)}}` });
+    fx.upstream.on('/customers/4', {
+      kind: 'raw',
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: `{"id":4,"name":"N","status":"active","notes":${nested(900)}}`,
+    });
     const deep = await read('/api/customers/4');
     assert.equal(deep.status, 200);
     assert.ok(deep.text.includes(nested(900)));
@@ -48,7 +58,12 @@ describe('an upstream record as the resource the gateway renders', () => {
 
   test('a deep field in a collection page is a 502 too, and the page is not stored', async () => {
     const items = [{ id: 1, name: 'N', status: 'active' }].map((r) => JSON.stringify(r).slice(0, -1) + `,"notes":${nested(5000)}}`);
-    fx.upstream.on('/customers?offset=0&limit=1', { kind: 'raw', status: 200, headers: { 'content-type': 'application/json' }, body: `{"items":[${items.join(',')}],"total":1}` });
+    fx.upstream.on('/customers?offset=0&limit=1', {
+      kind: 'raw',
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: `{"items":[${items.join(',')}],"total":1}`,
+    });
     assertProblem(await read('/api/customers?limit=1'), { status: 502, code: 'HG_ERR_UPSTREAM_BAD_GATEWAY' });
   });
 
@@ -83,7 +98,7 @@ describe('an upstream record as the resource the gateway renders', () => {
     assert.deepEqual(body.items, []);
     assert.equal(body.links['prev'], '/api/customers?offset=40&limit=20');
     assert.equal(body.links['next'], undefined);
-    const prev = (await read(body.links['prev'] as string)).json() as { items: unknown[] };
+    const prev = (await read(body.links['prev'])).json() as { items: unknown[] };
     assert.equal(prev.items.length, COLLECTION_TOTAL - 40);
     const misaligned = (await read('/api/customers?offset=1001&limit=20')).json() as { links: Record<string, string> };
     assert.equal(misaligned.links['prev'], '/api/customers?offset=41&limit=20');

@@ -27,7 +27,11 @@ describe('If-Match on a write uses the strong comparison, as on a read', () => {
     const etag = String((await get(url('/api/customers/31'), writer)).headers['etag']);
     assert.match(etag, /^"v7\./);
     assert.equal((await get(url('/api/customers/31'), { ...writer, 'if-match': `W/${etag}` })).status, 412);
-    for (const [method, headers, body] of [['PATCH', mergePatch, '{"name":"After"}'], ['PUT', json, '{"name":"After","status":"active"}'], ['DELETE', json, undefined]] as const) {
+    for (const [method, headers, body] of [
+      ['PATCH', mergePatch, '{"name":"After"}'],
+      ['PUT', json, '{"name":"After","status":"active"}'],
+      ['DELETE', json, undefined],
+    ] as const) {
       const res = await send(url('/api/customers/31'), method, { ...writer, ...headers, 'if-match': `W/${etag}` }, body);
       assertProblem(res, { status: 412, code: 'HG_ERR_PRECONDITION_FAILED' });
     }
