@@ -10,7 +10,7 @@ import { clientAddressRule, type ClientAddressOf } from '../protocol/client-addr
 import { markBusy, markIdle } from './keep-alive.ts';
 import type { CorsPolicy } from './cors.ts';
 import { WRITE_BODY_TYPES } from '../lib/media-type.ts';
-import { discardBody } from './body.ts';
+import { discardBody } from '../protocol/body.ts';
 import { holdRequestDeadline } from './body-deadline.ts';
 import { sendProblem } from '../protocol/problem.ts';
 import { routableTarget } from './request-target.ts';
