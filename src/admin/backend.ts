@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Principal } from '../auth/principal.ts';
+import type { AdminInspection } from './inspection.ts';
 
 /** What the admin listener needs from whoever runs it: one gateway, or a cluster's primary. */
 export interface AdminBackend {
@@ -18,6 +19,8 @@ export interface AdminBackend {
    * an HgError problem when it changed nothing (422) or not everywhere (503). Absent: no such route.
    */
   readonly reload?: (() => Promise<ReloadResult>) | undefined;
+  /** GET /config, /routes and /resources/<name> (docs/operations.md). Absent: no such routes. */
+  readonly inspection?: AdminInspection | undefined;
 }
 
 /** What a purge answers: entries dropped here, and (with Redis) how many instances the broadcast reached. */

@@ -9,6 +9,7 @@ import { listenOn } from '../http/lifecycle.ts';
 import type { Logger } from '../observability/logger.ts';
 
 const PURGE_PREFIX = '/cache/';
+const RESOURCE_PREFIX = '/resources/';
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headOnly: boolean): void {
   const bytes = Buffer.from(JSON.stringify(body));
@@ -18,6 +19,15 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headOnly: 
 
 function methodNotAllowed(allow: string): HgError {
   return new HgError('HG_ERR_METHOD_NOT_ALLOWED', { headers: { Allow: allow } });
+}
+
+/** A resource name as typed in the path (`/resources/my%20things`); one that does not decode names nothing. */
+function decodeName(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 async function handle(backend: AdminBackend, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -64,6 +74,21 @@ async function handle(backend: AdminBackend, logger: Logger, req: IncomingMessag
       sendJson(res, 200, result, false);
       return;
     }
+    case '/config':
+    case '/routes': {
+      const inspection = backend.inspection;
+      if (inspection === undefined) break;
+      if (!read) throw methodNotAllowed('GET, HEAD');
+      await backend.authorize(req);
+      sendJson(res, 200, path === '/config' ? inspection.config() : inspection.routes(), headOnly);
+      return;
+    }
+  }
+  if (backend.inspection !== undefined && path.startsWith(RESOURCE_PREFIX) && path.length > RESOURCE_PREFIX.length) {
+    if (!read) throw methodNotAllowed('GET, HEAD');
+    await backend.authorize(req);
+    sendJson(res, 200, backend.inspection.resource(decodeName(path.slice(RESOURCE_PREFIX.length))), headOnly);
+    return;
   }
   if (path.startsWith(PURGE_PREFIX)) {
     if (method !== 'DELETE') throw methodNotAllowed('DELETE');
@@ -79,7 +104,8 @@ async function handle(backend: AdminBackend, logger: Logger, req: IncomingMessag
 }
 
 /**
- * The admin listener: health, readiness, metrics and cache purge on their own address, so none of
+ * The admin listener: health, readiness, metrics, cache purge, reload and what is being served (config,
+ * routes, resources) on their own address, so none of
  * it is reachable through the public port. Not a hot path: written for clarity.
  */
 export function createAdminServer(backend: AdminBackend, logger: Logger): Server {

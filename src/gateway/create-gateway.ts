@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AdminBackend, PurgeResult, ReloadResult } from '../admin/backend.ts';
+import { inspectionOf } from '../admin/inspection.ts';
 import { createAdminServer, listenAdmin } from '../admin/server.ts';
 import { authorize } from '../auth/authenticate.ts';
 import type { KeySource } from '../auth/keys.ts';
@@ -124,6 +125,9 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     await shared.close();
     throw err;
   }
+  // The config generation the admin API shows: 1 at start, one more per reload applied.
+  let generation = 1;
+  let appliedAt = clock.now();
   shared.attach(() => current.cache);
   metrics.setCacheEntriesSource(() => current.cache.size);
   metrics.setTokenCacheBytesSource(() => current.verifier.cachedBytes);
@@ -150,6 +154,8 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     publicServer.setDispatch(pipeline.dispatch);
     publicServer.setUpgrades(pipeline.websocket);
     current = pipeline;
+    generation += 1;
+    appliedAt = clock.now();
     publicServer.apply(next.server);
     logger.setLevel?.(next.log.level);
     // Pool.close waits for the requests it is serving, then closes its connections.
@@ -175,6 +181,14 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     authorize: (req) => authorize(req, { verifier: current.verifier, auth: current.config.auth }, current.config.admin.scope),
     purge,
     reload: reread === undefined ? undefined : reloadFromSource,
+    inspection: inspectionOf(() => ({
+      config: current.config,
+      table: current.table,
+      routes: current.routes,
+      passthrough: current.passthroughRoutes,
+      generation,
+      appliedAt,
+    })),
   };
   const adminServer = initial.admin.port === null ? null : createAdminServer(backend, logger);
 

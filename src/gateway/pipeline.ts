@@ -25,7 +25,7 @@ import { openApiRoutes } from '../openapi/routes.ts';
 import { readRoutes } from '../resources/read-routes.ts';
 import { writeRoutes } from '../resources/write-routes.ts';
 import type { SharedState } from '../cluster/shared-state.ts';
-import { compileRoutes } from '../passthrough/compile.ts';
+import { compileRoutes, type CompiledRoute } from '../passthrough/compile.ts';
 import { PassthroughServices } from '../passthrough/pools.ts';
 import { passthroughRoutes } from '../passthrough/routes.ts';
 import { UpstreamServices } from '../upstream/services.ts';
@@ -49,6 +49,8 @@ export interface Pipeline {
   readonly dispatch: (req: IncomingMessage, res: HgResponse) => void;
   /** The pools of the services pass-through routes use (apart from the resources' clients). */
   readonly passthrough: PassthroughServices;
+  /** The compiled pass-through routes the router's pass-through entries were built from. */
+  readonly passthroughRoutes: readonly CompiledRoute[];
   /** Some pass-through route tunnels WebSockets: the server hands upgrade requests to `dispatch`. */
   readonly websocket: boolean;
 }
@@ -117,5 +119,5 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
     ids: parts.ids,
     clientAddress,
   });
-  return { config, keySource, verifier, keysKept, cache, services, limiter, table, routes: router.routes, dispatch, passthrough, websocket: compiledRoutes.some((r) => r.websocket) };
+  return { config, keySource, verifier, keysKept, cache, services, limiter, table, routes: router.routes, dispatch, passthrough, passthroughRoutes: compiledRoutes, websocket: compiledRoutes.some((r) => r.websocket) };
 }
