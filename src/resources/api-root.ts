@@ -6,11 +6,11 @@ import type { Link, Resource } from '../hypermedia/resource.ts';
 import type { Access } from './access.ts';
 import type { ResourceTable } from './compile.ts';
 import { ReadThrough } from './read-through.ts';
+import { API_ROOT, OPENAPI_PATH } from './own-paths.ts';
 import type { ServingParts } from './serving-parts.ts';
 import type { Source } from './source.ts';
 
-export const API_ROOT = '/api';
-export const OPENAPI_PATH = '/api/openapi.json';
+export { API_ROOT, OPENAPI_PATH };
 
 /**
  * Everything a client may start from: the only URL a hypermedia client needs to know. From the

@@ -7,6 +7,7 @@ import type { UpstreamServices } from '../upstream/services.ts';
 import { JsonPointer } from './json-pointer.ts';
 import { compileSchemaFile, type SchemaValidators } from './json-schema.ts';
 import { notFoundIdentity, ownerNoun } from './naming.ts';
+import { OWN_PATHS } from './own-paths.ts';
 import type { ParamType, ParamValue } from './params.ts';
 import { ancestorsOf, Projection } from './projection.ts';
 import { PathTemplate } from './template.ts';
@@ -56,6 +57,13 @@ export interface CompiledCollection {
   readonly ownerParam: number;
   /** The declared item this collection lies below (orders: their customer), with its path from the collection's values. */
   parent(): { readonly resource: CompiledResource; readonly path: Projection } | null;
+  /**
+   * May a member be stored as the item at `path`? Only when the resource's own item route is the
+   * one route of the table that matches it: a path another template also matches (a literal
+   * `featured` shop, the OpenAPI document) may be answered by that other resource, under its own
+   * scope, and must never find this collection's record there.
+   */
+  storesMemberAt(path: string): boolean;
 }
 
 /** A resource declaration compiled once at start (or reload): everything a request needs, precomputed. */
@@ -161,10 +169,12 @@ interface CompileInputs {
   readonly targets: readonly LinkTarget[];
   /** The compiled resource whose item template has this shape (looked up once every resource is compiled). */
   readonly byShape: (shape: string) => CompiledResource | undefined;
+  /** How many of the table's routes (items, collections, the gateway's own paths) match `path`. */
+  readonly routesMatching: (path: string) => number;
 }
 
 function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): CompiledResource {
-  const { config, services, claims, known, byShape, targets } = inputs;
+  const { config, services, claims, known, byShape, targets, routesMatching } = inputs;
   const item = PathTemplate.parse(r.path);
   const items = known.map((k) => k.template);
   const params = item.params;
@@ -207,6 +217,8 @@ function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): Com
         const resource = nearest === undefined ? undefined : byShape(nearest.target.shape);
         return resource === undefined || nearest === undefined ? null : { resource, path: nearest };
       },
+      // The member's path is built from its own values, so the item route matches it: alone, or not.
+      storesMemberAt: (memberPath) => c.cacheItems && routesMatching(memberPath) === 1,
     };
   }
   const declaration = JSON.stringify(r);
@@ -253,7 +265,11 @@ export function compileResources(config: Config, services: UpstreamServices, cla
   const resources: CompiledResource[] = [];
   // Parents are looked up when first needed, once every resource is compiled.
   const byShape = (shape: string): CompiledResource | undefined => resources.find((r) => r.item.shape === shape);
-  const inputs: CompileInputs = { config, services, claims, known, byShape, targets: linkTargets(config) };
+  const targets = linkTargets(config);
+  // Every route of the table: the gateway's own paths, and each declared item and collection.
+  const routes: LinkTarget[] = [...OWN_PATHS.map((p) => ({ template: PathTemplate.parse(p), types: [] })), ...targets];
+  const routesMatching = (path: string): number => routes.reduce((n, route) => (route.template.fits(path, route.types) ? n + 1 : n), 0);
+  const inputs: CompileInputs = { config, services, claims, known, byShape, targets, routesMatching };
   for (const [name, r] of declared) resources.push(compileOne(name, r, inputs));
   const matchWith = (pick: (r: CompiledResource) => { t: PathTemplate; types: readonly ParamType[] } | null) => (path: string) => {
     for (const resource of resources) {

@@ -1,5 +1,8 @@
 import { JsonPointer } from './json-pointer.ts';
 import { compileSchemaFile } from './json-schema.ts';
+import { sharedPath, type TypedTemplate } from './overlap.ts';
+import { OWN_PATHS } from './own-paths.ts';
+import type { ParamType } from './params.ts';
 import { PathTemplate } from './template.ts';
 import { servicesOf } from '../config/service-checks.ts';
 import type { Config, ResourceConfig } from '../config/types.ts';
@@ -10,8 +13,6 @@ export const RESERVED_FIELDS: ReadonlySet<string> = new Set(['links', '_links', 
 const RESERVED_RELS = new Set(['self']);
 /** Links the API root has whatever is declared. */
 export const ROOT_RELS = ['self', 'describedby'] as const;
-/** Paths the gateway answers itself. */
-const FIXED_PATHS = ['/api', '/api/openapi.json'];
 const NAME = /^[A-Za-z][A-Za-z0-9_-]*$/;
 const REL = /^[A-Za-z][A-Za-z0-9._-]*$/;
 
@@ -36,7 +37,33 @@ function paramsWithin(t: PathTemplate | null, known: readonly string[], key: str
   }
 }
 
-function checkResource(name: string, r: ResourceConfig, config: Config, problems: string[], shapes: Map<string, string>): void {
+/** A template the table already holds, with what to call it in a problem. */
+interface Claimed {
+  readonly typed: TypedTemplate;
+  readonly label: string;
+}
+
+/**
+ * One path names one resource: a template that can match a path an earlier one matches (the API
+ * root and its document included) is refused, naming both. Same shape: "collides"; otherwise the
+ * path both match is shown. A refused template is not claimed, so each problem is said once.
+ */
+function claimPaths(t: PathTemplate | null, params: Readonly<Record<string, string>>, key: string, claimed: Claimed[], problems: string[]): void {
+  if (t === null) return;
+  // A parameter without a valid type was named already; as a "string" it overlaps the most.
+  const typed: TypedTemplate = { template: t, types: t.params.map((p) => (params[p] === 'integer' ? 'integer' : 'string') as ParamType) };
+  let refused = false;
+  for (const other of claimed) {
+    const shared = sharedPath(typed, other.typed);
+    if (shared === null) continue;
+    refused = true;
+    if (t.shape === other.typed.template.shape) problems.push(`${key}: ${t.text} collides with ${other.label} (the same paths would match both)`);
+    else problems.push(`${key}: ${t.text} overlaps ${other.label}: both match ${shared}, so one path would name two resources; make a literal segment differ, or give the parameter a type the literal does not fit`);
+  }
+  if (!refused) claimed.push({ typed, label: `${key} (${t.text})` });
+}
+
+function checkResource(name: string, r: ResourceConfig, config: Config, problems: string[], claimed: Claimed[]): void {
   const at = `resources.${name}`;
   if (!NAME.test(name)) problems.push(`${at}: a resource name starts with a letter and has only letters, digits, - and _`);
   const item = template(r.path, `${at}.path`, problems);
@@ -82,17 +109,11 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
     }
   }
   if (r.owner !== null && item !== null && !params.includes(r.owner.param)) problems.push(`${at}.owner.param: {${r.owner.param}} is not a parameter of ${at}.path`);
-  const shapeOf = (t: PathTemplate | null, key: string): void => {
-    if (t === null) return;
-    const other = shapes.get(t.shape);
-    if (other !== undefined) problems.push(`${key}: ${t.text} collides with ${other} (the same paths would match both)`);
-    else shapes.set(t.shape, `${key} (${t.text})`);
-  };
-  shapeOf(item, `${at}.path`);
+  claimPaths(item, r.params, `${at}.path`, claimed, problems);
   const c = r.collection;
   if (c === null) return;
   const collection = template(c.path, `${at}.collection.path`, problems);
-  shapeOf(collection, `${at}.collection.path`);
+  claimPaths(collection, r.params, `${at}.collection.path`, claimed, problems);
   const identity = params[params.length - 1];
   paramsWithin(collection, params.filter((p) => p !== identity), `${at}.collection.path`, `${at}.path (other than the item's own {${identity}})`, problems);
   const collectionParams = collection?.params ?? [];
@@ -111,7 +132,7 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
  * (a typo, or a linked resource removed with `null` while the link stayed).
  */
 function checkLinkTargets(config: Config, problems: string[]): void {
-  const routes: PathTemplate[] = FIXED_PATHS.map((p) => PathTemplate.parse(p));
+  const routes: PathTemplate[] = OWN_PATHS.map((p) => PathTemplate.parse(p));
   for (const r of Object.values(config.resources)) {
     for (const text of [r.path, r.collection?.path]) if (text !== undefined && PathTemplate.problem(text) === null) routes.push(PathTemplate.parse(text));
   }
@@ -130,14 +151,14 @@ function checkLinkTargets(config: Config, problems: string[]): void {
 /**
  * The rules a resource table must keep beyond each key's own type (README "Declaring resources"):
  * templates that parse and name only known parameters, typed parameters, declared services, JSON
- * pointers, no two paths that match the same requests, API root relations used once, links that
- * lead to a declared path.
+ * pointers, no two templates (items, collections, the API root and its document) that can match
+ * one path, API root relations used once, links that lead to a declared path.
  */
 export function checkResources(config: Config, problems: string[]): void {
-  const shapes = new Map<string, string>(FIXED_PATHS.map((p) => [PathTemplate.parse(p).shape, `the gateway's own ${p}`]));
+  const claimed: Claimed[] = OWN_PATHS.map((p) => ({ typed: { template: PathTemplate.parse(p), types: [] }, label: `the gateway's own ${p}` }));
   const rootRels = new Map<string, string>(ROOT_RELS.map((r) => [r, 'the API root itself']));
   for (const [name, resource] of Object.entries(config.resources)) {
-    checkResource(name, resource, config, problems, shapes);
+    checkResource(name, resource, config, problems, claimed);
     const linked: [string, string][] = [];
     if (resource.rel !== null) linked.push([resource.rel, `resources.${name}.rel`]);
     if (resource.collection !== null && PathTemplate.problem(resource.collection.path) === null && PathTemplate.parse(resource.collection.path).params.length === 0) {

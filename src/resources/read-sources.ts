@@ -98,8 +98,10 @@ export class CollectionSource implements Source {
       throw entries.storeAbsent(key, c.groups(values), this, ticket);
     }
     const freshness = entries.upstreamFreshness(result, r.maxAgeSeconds);
-    // Following a member's self link is then a cache hit.
-    if (c.cacheItems) for (const member of result.value.members) entries.store(member.path, member.resource, { freshness, groups: r.groups(member.values), embeddedRel: null, ticket });
+    // Following a member's self link is then a cache hit, where that link leads to this resource alone.
+    if (c.cacheItems) {
+      for (const member of result.value.members) if (c.storesMemberAt(member.path)) entries.store(member.path, member.resource, { freshness, groups: r.groups(member.values), embeddedRel: null, ticket });
+    }
     return entries.store(key, result.value.page, { freshness, groups: c.groups(values), embeddedRel: r.name, ticket });
   }
 }
