@@ -24,6 +24,10 @@ export interface WriteRequest {
   readonly contentType?: string | undefined;
   /** If-Match as the upstream must see it: its own validators, or "*". */
   readonly ifMatch?: string | undefined;
+  /** If-None-Match as the upstream must see it: its own validators, or "*". */
+  readonly ifNoneMatch?: string | undefined;
+  /** If-Unmodified-Since, an IMF-fixdate: the upstream holds the modification date. */
+  readonly ifUnmodifiedSince?: string | undefined;
   readonly idempotencyKey?: string | undefined;
 }
 
@@ -158,8 +162,10 @@ export class UpstreamClient {
   async send(path: string, call: UpstreamCall | undefined, write: WriteRequest): Promise<WriteResult> {
     const headers = this.#headers.of(call);
     if (write.contentType !== undefined) headers.push('content-type', write.contentType);
-    // The configured headers may name these two (only the managed ones are refused): the write's own win.
+    // The configured headers may name these (only the managed ones are refused): the write's own win.
     if (write.ifMatch !== undefined) setHeader(headers, 'if-match', write.ifMatch);
+    if (write.ifNoneMatch !== undefined) setHeader(headers, 'if-none-match', write.ifNoneMatch);
+    if (write.ifUnmodifiedSince !== undefined) setHeader(headers, 'if-unmodified-since', write.ifUnmodifiedSince);
     if (write.idempotencyKey !== undefined) setHeader(headers, 'idempotency-key', write.idempotencyKey);
     const options: Dispatcher.DispatchOptions = { path: this.#basePath + path, method: write.method, headers, body: write.body };
     const idempotent = write.method === 'PUT' || write.method === 'DELETE';
