@@ -79,8 +79,9 @@ export async function checkWrite(op: WriteOp, deps: WriteDeps, req: IncomingMess
   const format = method === 'DELETE' ? JSON_INDEX : deps.parts.formats.format(req);
   const ifMatch = parseIfMatch(req.headers['if-match']);
   const ifNoneMatch = parseWriteIfNoneMatch(req.headers['if-none-match']);
-  // A create-only write (If-None-Match: *) cannot overwrite anything: no lost update to prevent.
-  if (ifMatch === null && ifNoneMatch !== '*' && r.requireIfMatch && collection === null) throw new HgError('HG_ERR_PRECONDITION_REQUIRED');
+  // A create-only PUT (If-None-Match: *) cannot overwrite anything: no lost update to prevent.
+  const createOnly = method === 'PUT' && ifNoneMatch === '*';
+  if (ifMatch === null && !createOnly && r.requireIfMatch && collection === null) throw new HgError('HG_ERR_PRECONDITION_REQUIRED');
   const ifUnmodifiedSince = ifUnmodifiedSinceOf(req.headers['if-unmodified-since'], ifMatch !== null, deps.ctx.clock.now());
   const conditions = { ifMatch, ifNoneMatch, ifUnmodifiedSince };
   if (method === 'DELETE') return { values, principal, format, ...conditions, body: undefined, contentType: undefined, key: null, sentKey: undefined };
