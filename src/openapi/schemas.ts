@@ -31,7 +31,7 @@ function fieldSchemas(r: CompiledResource): { properties: Record<string, JsonSch
     if (field === r.identityField) properties[field] = { ...paramSchema(r.types[r.types.length - 1] as ParamType), description: 'Equals the last segment of links.self.' };
     else {
       const type = r.fieldTypes[field];
-      properties[field] = type === undefined ? {} : { type };
+      properties[field] = type === undefined ? { description: `Any JSON value: resources.${r.name}.fieldTypes gives it no type.` } : { type };
     }
   }
   return { properties, required: [...r.fields] };
@@ -80,7 +80,18 @@ export function componentSchemas(table: ResourceTable, root: Resource): Record<s
     ...(Object.assign({}, ...table.resources.map(resourceSchemas)) as Record<string, JsonSchema>),
     ApiRoot: { type: 'object', required: ['links'], properties: { links: { type: 'object', required: rootRels, properties: rootLinks } } },
     ApiRootHal: { type: 'object', required: ['_links'], properties: { _links: links(rootRels, [], halLink) } },
-    OpenApiDocument: { type: 'object', description: 'This document (OpenAPI 3.1).', required: ['openapi', 'paths'] },
+    OpenApiDocument: {
+      type: 'object',
+      description: 'This document (OpenAPI 3.1).',
+      required: ['openapi', 'info', 'paths'],
+      properties: {
+        openapi: { type: 'string', pattern: '^3\\.1\\.\\d+$' },
+        info: { type: 'object', required: ['title', 'version'], properties: { title: { type: 'string' }, version: { type: 'string' }, description: { type: 'string' } } },
+        servers: { type: 'array', items: { type: 'object', required: ['url'], properties: { url: { type: 'string' }, description: { type: 'string' } } } },
+        paths: { type: 'object', additionalProperties: { type: 'object' } },
+        components: { type: 'object', additionalProperties: { type: 'object' } },
+      },
+    },
     Problem: {
       type: 'object',
       description: 'RFC 9457 problem details.',
@@ -88,9 +99,14 @@ export function componentSchemas(table: ResourceTable, root: Resource): Record<s
       properties: {
         type: { type: 'string', format: 'uri' },
         title: { type: 'string' },
-        status: { type: 'integer' },
+        status: { type: 'integer', minimum: 400, maximum: 599 },
         detail: { type: 'string' },
         code: { type: 'string', description: 'The stable hypergate error code (HG_ERR_*).' },
+        errors: {
+          type: 'array',
+          description: 'In a 422 for a request body: each failing field, as a JSON pointer into the body (RFC 6901) and what is wrong with it.',
+          items: { type: 'object', required: ['pointer', 'detail'], properties: { pointer: { type: 'string' }, detail: { type: 'string' } } },
+        },
       },
     },
   };

@@ -4,6 +4,7 @@ import { sharedPath, type TypedTemplate } from './overlap.ts';
 import { OWN_PATHS } from './own-paths.ts';
 import type { ParamType } from './params.ts';
 import { PathTemplate } from './template.ts';
+import { closest } from '../config/closest.ts';
 import { servicesOf } from '../config/service-checks.ts';
 import type { Config, ResourceConfig } from '../config/types.ts';
 
@@ -84,8 +85,12 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
     for (const field of new Set(r[key].filter((f, i) => r[key].indexOf(f) !== i))) problems.push(`${at}.${key}: "${field}" is listed more than once`);
   }
   for (const field of r.exposeFields) if (r.fields.includes(field)) problems.push(`${at}.exposeFields: "${field}" is already in ${at}.fields`);
+  // A type for a field not listed now waits for it to be exposed: the shipped orders type fields an
+  // operator may leave out of exposeFields. A name that looks like a listed field's is a slip.
+  const listed = [...r.fields, ...r.exposeFields];
   for (const field of Object.keys(r.fieldTypes)) {
-    if (!r.fields.includes(field) && !r.exposeFields.includes(field)) problems.push(`${at}.fieldTypes.${field}: not in ${at}.fields or ${at}.exposeFields`);
+    const meant = listed.includes(field) ? undefined : closest(field, listed);
+    if (meant !== undefined) problems.push(`${at}.fieldTypes.${field}: not in ${at}.fields or ${at}.exposeFields; did you mean "${meant}"?`);
   }
   for (const [rel, text] of Object.entries(r.links)) {
     if (RESERVED_RELS.has(rel)) problems.push(`${at}.links.${rel}: "self" is always added and names the requested path`);

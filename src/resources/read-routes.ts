@@ -83,6 +83,8 @@ function collectionRoutes(r: CompiledResource, c: CompiledCollection, parts: Ser
       ]
     : [];
   const ownership: HgErrorCode[] = r.owner !== null && c.ownerParam !== -1 ? ['HG_ERR_NOT_OWNER'] : [];
+  // Below an item (orders of a customer), a missing item is that item's own 404 (customer-not-found).
+  const parent = c.parent();
   return getAndHead(c.path.route, read, {
     operationId: `list${schemaName(r.name)}`,
     summary: c.paged ? `Read a page of ${r.name}` : `Read the ${r.name}`,
@@ -92,7 +94,8 @@ function collectionRoutes(r: CompiledResource, c: CompiledCollection, parts: Ser
     params: [...pathParams(r, c.path.params, c.types), ...query],
     scopes: access.scopesOf(r, true),
     ok: { description: `The ${r.name}.`, content: { 'application/json': name, 'application/hal+json': `${name}Hal` } },
-    errors: ['HG_ERR_ROUTE_NOT_FOUND', 'HG_ERR_INVALID_QUERY', ...ownership, ...upstreamErrors(r.service)],
+    errors: ['HG_ERR_ROUTE_NOT_FOUND', ...(parent === null ? [] : (['HG_ERR_RESOURCE_NOT_FOUND'] as const)), 'HG_ERR_INVALID_QUERY', ...ownership, ...upstreamErrors(r.service)],
+    ...(parent === null ? {} : { notFound: parent.resource.notFound().identity }),
   }, (path) => c.path.fits(path, c.types));
 }
 

@@ -90,6 +90,7 @@ export async function checkWrite(op: WriteOp, deps: WriteDeps, req: IncomingMess
   const key = idempotencyKeyOf(op, req.headers);
   const body = await readBody(req, res, deps.ctx.config.server.maxBodyBytes);
   const fixed: FixedField[] = template.params.map((name, i) => ({ name, type: types[i] as ParamType, value: values[i] as ParamValue }));
+  if (method === 'POST') fixed.push({ name: r.identityField, type: r.types[r.types.length - 1] as ParamType, value: null });
   checkBody(r, body, method === 'PATCH', fixed, deps.ctx.config.server.maxBodyDepth);
   // As the client sent it (an sf-string, validated above).
   const sentKey = key === null ? undefined : (req.headers['idempotency-key'] as string);
