@@ -14,7 +14,13 @@ const AUTH_ERRORS: readonly HgErrorCode[] = [
   'HG_ERR_AUTH_INSUFFICIENT_SCOPE',
   'HG_ERR_AUTH_KEYS_UNAVAILABLE',
 ];
-const COMMON_ERRORS: readonly HgErrorCode[] = ['HG_ERR_NOT_ACCEPTABLE', 'HG_ERR_URI_TOO_LONG', 'HG_ERR_HEADERS_TOO_LARGE', 'HG_ERR_PAYLOAD_TOO_LARGE', 'HG_ERR_INTERNAL'];
+const COMMON_ERRORS: readonly HgErrorCode[] = [
+  'HG_ERR_NOT_ACCEPTABLE',
+  'HG_ERR_URI_TOO_LONG',
+  'HG_ERR_HEADERS_TOO_LARGE',
+  'HG_ERR_PAYLOAD_TOO_LARGE',
+  'HG_ERR_INTERNAL',
+];
 /**
  * Every read takes If-Match (RFC 9110 section 13.1.1): one naming no current ETag is a 412, one
  * that is not "*" or a list of entity-tags a 400.
@@ -67,11 +73,17 @@ function problemResponses(codes: readonly HgErrorCode[], notFound: ProblemIdenti
 }
 
 function parameters(params: readonly ParamDoc[]): Record<string, unknown> {
-  return params.length > 0 ? { parameters: params.map((p) => ({ name: p.name, in: p.in, required: p.required, description: p.description, schema: p.schema })) } : {};
+  return params.length > 0
+    ? { parameters: params.map((p) => ({ name: p.name, in: p.in, required: p.required, description: p.description, schema: p.schema })) }
+    : {};
 }
 
 /** A write's operation: its request body, success answers and problems. */
-function writeOperation(doc: RouteDoc & { write: NonNullable<RouteDoc['write']> }, errors: readonly HgErrorCode[], content: Record<string, unknown>): Record<string, unknown> {
+function writeOperation(
+  doc: RouteDoc & { write: NonNullable<RouteDoc['write']> },
+  errors: readonly HgErrorCode[],
+  content: Record<string, unknown>,
+): Record<string, unknown> {
   const { write } = doc;
   const answers = Object.fromEntries(
     write.answers.map((a) => [
@@ -98,21 +110,34 @@ function writeOperation(doc: RouteDoc & { write: NonNullable<RouteDoc['write']> 
  * A pass-through route's operation: the upstream's answer as it is (the `default` response), the
  * gateway's own problems, any request body, and security that a public read makes optional.
  */
-function passthroughOperation(method: RouteDef['method'], doc: RouteDoc & { passthrough: NonNullable<RouteDoc['passthrough']> }, errors: readonly HgErrorCode[]): Record<string, unknown> {
+function passthroughOperation(
+  method: RouteDef['method'],
+  doc: RouteDoc & { passthrough: NonNullable<RouteDoc['passthrough']> },
+  errors: readonly HgErrorCode[],
+): Record<string, unknown> {
   const { passthrough } = doc;
   const security = [{ [SECURITY_SCHEME]: [...doc.scopes] }];
   return {
     operationId: doc.operationId,
     summary: method === 'HEAD' ? `${doc.summary} (headers only)` : doc.summary,
     description: doc.description,
-    ...(doc.params.length > 0 ? { parameters: doc.params.map((p) => ({ name: p.name, in: p.in, required: p.required, description: p.description, schema: p.schema })) } : {}),
-    ...(passthrough.body ? { requestBody: { required: false, description: 'Streamed to the upstream as it arrives.', content: { '*/*': { schema: {} } } } } : {}),
+    ...(doc.params.length > 0
+      ? { parameters: doc.params.map((p) => ({ name: p.name, in: p.in, required: p.required, description: p.description, schema: p.schema })) }
+      : {}),
+    ...(passthrough.body
+      ? { requestBody: { required: false, description: 'Streamed to the upstream as it arrives.', content: { '*/*': { schema: {} } } } }
+      : {}),
     // An empty requirement: the operation may be called without credentials (OpenAPI 3.1 section 4.8.10).
     security: passthrough.public ? [{}, ...security] : security,
     responses: {
-      ...(passthrough.websocket ? { '101': { description: 'Switching Protocols: the WebSocket handshake the upstream accepted; the connection is tunnelled from then on.' } } : {}),
+      ...(passthrough.websocket
+        ? { '101': { description: 'Switching Protocols: the WebSocket handshake the upstream accepted; the connection is tunnelled from then on.' } }
+        : {}),
       // The gateway never answers 406 here: Accept goes to the upstream with the rest.
-      ...problemResponses(errors.filter((code) => code !== 'HG_ERR_NOT_ACCEPTABLE'), doc.notFound),
+      ...problemResponses(
+        errors.filter((code) => code !== 'HG_ERR_NOT_ACCEPTABLE'),
+        doc.notFound,
+      ),
       default: { description: doc.ok.description },
     },
   };
@@ -122,7 +147,12 @@ function operation(method: RouteDef['method'], doc: RouteDoc, rateLimited: boole
   const head = method === 'HEAD';
   const content = Object.fromEntries(Object.entries(doc.ok.content).map(([type, schema]) => [type, { schema: { $ref: `#/components/schemas/${schema}` } }]));
   const authorized = doc.scopes.length > 0;
-  const errors = [...doc.errors, ...(authorized ? AUTH_ERRORS : []), ...(authorized && rateLimited ? (['HG_ERR_RATE_LIMITED'] as const) : []), ...COMMON_ERRORS];
+  const errors = [
+    ...doc.errors,
+    ...(authorized ? AUTH_ERRORS : []),
+    ...(authorized && rateLimited ? (['HG_ERR_RATE_LIMITED'] as const) : []),
+    ...COMMON_ERRORS,
+  ];
   if (doc.write !== undefined) return writeOperation({ ...doc, write: doc.write }, errors, content);
   if (doc.passthrough !== undefined) return passthroughOperation(method, { ...doc, passthrough: doc.passthrough }, errors);
   errors.push(...READ_ERRORS);
@@ -195,7 +225,8 @@ export function generateOpenApi(routes: readonly RouteDef[], info: OpenApiInfo):
   const docs = new Map<string, RouteDoc>();
   for (const route of routes) {
     if (route.doc === undefined) throw new Error(`route ${route.method} ${route.path} has no doc for the OpenAPI document`);
-    if (route.method !== 'GET' && route.method !== 'HEAD' && route.doc.write === undefined && route.doc.passthrough === undefined) throw new Error(`route ${route.method} ${route.path}: only reads and writes are described (and pass-through routes)`);
+    if (route.method !== 'GET' && route.method !== 'HEAD' && route.doc.write === undefined && route.doc.passthrough === undefined)
+      throw new Error(`route ${route.method} ${route.path}: only reads and writes are described (and pass-through routes)`);
     const key = route.doc.passthrough?.path ?? openApiPath(route.path);
     paths[key] ??= {};
     paths[key][route.method.toLowerCase()] = operation(route.method, route.doc, info.rateLimited === true);

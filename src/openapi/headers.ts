@@ -38,7 +38,11 @@ export const WRITE_HEADERS = {
 /** What a write's 204 carries. */
 export const WRITE_COMMON: Readonly<Record<string, HeaderDoc>> = { 'X-Request-Id': REQUEST_ID, Vary: VARY_ORIGIN };
 /** What a write's answer with a body carries besides its own headers: it is negotiated by Accept, and not a read to reuse. */
-export const WRITE_BODY_COMMON: Readonly<Record<string, HeaderDoc>> = { ...WRITE_COMMON, 'Cache-Control': NO_STORE, Vary: always('Accept (and Origin when CORS is on).') };
+export const WRITE_BODY_COMMON: Readonly<Record<string, HeaderDoc>> = {
+  ...WRITE_COMMON,
+  'Cache-Control': NO_STORE,
+  Vary: always('Accept (and Origin when CORS is on).'),
+};
 
 const CHALLENGE = always('The Bearer challenge (RFC 6750 section 3).');
 const RETRY_AFTER = always('Whole seconds to wait before trying again.', SECONDS);

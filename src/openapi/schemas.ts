@@ -28,7 +28,8 @@ function splitLinks(declared: readonly CompiledLink[]): { always: string[]; mayb
 function fieldSchemas(r: CompiledResource): { properties: Record<string, JsonSchema>; required: string[] } {
   const properties: Record<string, JsonSchema> = {};
   for (const field of [...r.fields, ...r.exposeFields]) {
-    if (field === r.identityField) properties[field] = { ...paramSchema(r.types[r.types.length - 1] as ParamType), description: 'Equals the last segment of links.self.' };
+    if (field === r.identityField)
+      properties[field] = { ...paramSchema(r.types[r.types.length - 1] as ParamType), description: 'Equals the last segment of links.self.' };
     else {
       const type = r.fieldTypes[field];
       properties[field] = type === undefined ? { description: `Any JSON value: resources.${r.name}.fieldTypes gives it no type.` } : { type };
@@ -41,9 +42,15 @@ function resourceSchemas(r: CompiledResource): Record<string, JsonSchema> {
   const name = schemaName(r.singular);
   const { properties, required } = fieldSchemas(r);
   const { always, maybe } = splitLinks(r.links);
-  const described = r.exposeFields.length > 0 ? `Fields listed in resources.${r.name}.exposeFields appear when the upstream sends them.` : `The ${r.singular} resource.`;
+  const described =
+    r.exposeFields.length > 0 ? `Fields listed in resources.${r.name}.exposeFields appear when the upstream sends them.` : `The ${r.singular} resource.`;
   const out: Record<string, JsonSchema> = {
-    [name]: { type: 'object', description: described, required: [...required, 'links'], properties: { ...properties, links: links(['self', ...always], maybe, path) } },
+    [name]: {
+      type: 'object',
+      description: described,
+      required: [...required, 'links'],
+      properties: { ...properties, links: links(['self', ...always], maybe, path) },
+    },
     [`${name}Hal`]: { type: 'object', required: ['_links', ...required], properties: { _links: links(['self', ...always], maybe, halLink), ...properties } },
   };
   const c = r.collection;
@@ -86,7 +93,11 @@ export function componentSchemas(table: ResourceTable, root: Resource): Record<s
       required: ['openapi', 'info', 'paths'],
       properties: {
         openapi: { type: 'string', pattern: '^3\\.1\\.\\d+$' },
-        info: { type: 'object', required: ['title', 'version'], properties: { title: { type: 'string' }, version: { type: 'string' }, description: { type: 'string' } } },
+        info: {
+          type: 'object',
+          required: ['title', 'version'],
+          properties: { title: { type: 'string' }, version: { type: 'string' }, description: { type: 'string' } },
+        },
         servers: { type: 'array', items: { type: 'object', required: ['url'], properties: { url: { type: 'string' }, description: { type: 'string' } } } },
         paths: { type: 'object', additionalProperties: { type: 'object' } },
         components: { type: 'object', additionalProperties: { type: 'object' } },

@@ -96,7 +96,10 @@ const MAX_KEY = 255;
 export function parseIdempotencyKey(header: string | undefined): string | null {
   if (header === undefined) return null;
   const text = header.trim();
-  const invalid = (): HgError => new HgError('HG_ERR_BAD_REQUEST', { detail: `Idempotency-Key must be a quoted string (RFC 8941 sf-string) of 1 to ${MAX_KEY} printable characters, e.g. "8e03978e-40d5-43e8-bc93-6894a57f9324".` });
+  const invalid = (): HgError =>
+    new HgError('HG_ERR_BAD_REQUEST', {
+      detail: `Idempotency-Key must be a quoted string (RFC 8941 sf-string) of 1 to ${MAX_KEY} printable characters, e.g. "8e03978e-40d5-43e8-bc93-6894a57f9324".`,
+    });
   if (text.length < 3 || text.charCodeAt(0) !== 34 || text.charCodeAt(text.length - 1) !== 34) throw invalid();
   let key = '';
   for (let i = 1; i < text.length - 1; i++) {

@@ -38,7 +38,8 @@ export function apiRootRoutes(ctx: GatewayContext, parts: ServingParts, access: 
   const source: Source = {
     local: true,
     groups: () => [],
-    load: (path, _values, _call, ticket) => Promise.resolve(entries.store(path, root, { freshness: entries.localFreshness(), groups: [], embeddedRel: null, ticket })),
+    load: (path, _values, _call, ticket) =>
+      Promise.resolve(entries.store(path, root, { freshness: entries.localFreshness(), groups: [], embeddedRel: null, ticket })),
     notFound: () => {
       throw new Error('the API root always exists');
     },

@@ -28,7 +28,13 @@ export function itemSource(r: CompiledResource, entries: EntryStore): Source {
       const result = await r.service.getJson(r.upstream.build(values), call, (json) => itemFromRecord(r, r.record.resolve(json), values, path));
       if (!result.found) throw entries.storeAbsent(path, r.groups(values), source, ticket);
       const validator = result.etag === null ? null : { upstream: result.etag, suffixes };
-      return entries.store(path, result.value, { freshness: entries.upstreamFreshness(result, r.maxAgeSeconds), groups: r.groups(values), embeddedRel: null, ticket, validator });
+      return entries.store(path, result.value, {
+        freshness: entries.upstreamFreshness(result, r.maxAgeSeconds),
+        groups: r.groups(values),
+        embeddedRel: null,
+        ticket,
+        validator,
+      });
     },
   };
   return source;
@@ -100,7 +106,9 @@ export class CollectionSource implements Source {
     const freshness = entries.upstreamFreshness(result, r.maxAgeSeconds);
     // Following a member's self link is then a cache hit, where that link leads to this resource alone.
     if (c.cacheItems) {
-      for (const member of result.value.members) if (c.storesMemberAt(member.path)) entries.store(member.path, member.resource, { freshness, groups: r.groups(member.values), embeddedRel: null, ticket });
+      for (const member of result.value.members)
+        if (c.storesMemberAt(member.path))
+          entries.store(member.path, member.resource, { freshness, groups: r.groups(member.values), embeddedRel: null, ticket });
     }
     return entries.store(key, result.value.page, { freshness, groups: c.groups(values), embeddedRel: r.name, ticket });
   }

@@ -44,7 +44,8 @@ function writeConditions(r: CompiledResource, method: WriteMethod): ParamDoc[] {
       name: 'If-Unmodified-Since',
       in: 'header',
       required: false,
-      description: 'An HTTP-date, passed on to the upstream service, which holds the modification date (412 when modified since); ignored with If-Match (RFC 9110 section 13.1.4).',
+      description:
+        'An HTTP-date, passed on to the upstream service, which holds the modification date (412 when modified since); ignored with If-Match (RFC 9110 section 13.1.4).',
       schema: { type: 'string' },
     },
   ];
@@ -79,11 +80,15 @@ export function writeDocs(r: CompiledResource, method: WriteMethod, collection: 
       name: 'Idempotency-Key',
       in: 'header',
       required: method === 'POST' && r.idempotencyRequired,
-      description: 'A quoted string (draft-ietf-httpapi-idempotency-key-header): the same key and body again replays the first answer; another body is 422; while the first runs, 409.',
+      description:
+        'A quoted string (draft-ietf-httpapi-idempotency-key-header): the same key and body again replays the first answer; another body is 422; while the first runs, 409.',
       schema: { type: 'string' },
     });
   }
-  const body = method === 'DELETE' ? null : { mediaType: WRITE_BODY_TYPES[method], schema: r.schema === null ? declaredBody(r, method, template.params) : r.schema.schema };
+  const body =
+    method === 'DELETE'
+      ? null
+      : { mediaType: WRITE_BODY_TYPES[method], schema: r.schema === null ? declaredBody(r, method, template.params) : r.schema.schema };
   const represented = `The ${r.singular} as the upstream has it now, rendered as a GET would (in the negotiated format).`;
   const answers: WriteAnswerDoc[] =
     method === 'POST'
@@ -96,7 +101,15 @@ export function writeDocs(r: CompiledResource, method: WriteMethod, collection: 
             { status: 204, description: 'Changed; the upstream answered without a representation.', headers: [] },
           ];
   // 412 and 428 may come from the upstream too, for a POST as for the rest.
-  const errors: HgErrorCode[] = ['HG_ERR_ROUTE_NOT_FOUND', 'HG_ERR_BAD_REQUEST', 'HG_ERR_CONFLICT', 'HG_ERR_UNPROCESSABLE', 'HG_ERR_PRECONDITION_FAILED', 'HG_ERR_PRECONDITION_REQUIRED', ...upstreamErrors(r.service)];
+  const errors: HgErrorCode[] = [
+    'HG_ERR_ROUTE_NOT_FOUND',
+    'HG_ERR_BAD_REQUEST',
+    'HG_ERR_CONFLICT',
+    'HG_ERR_UNPROCESSABLE',
+    'HG_ERR_PRECONDITION_FAILED',
+    'HG_ERR_PRECONDITION_REQUIRED',
+    ...upstreamErrors(r.service),
+  ];
   if (collection === null) errors.push('HG_ERR_RESOURCE_NOT_FOUND');
   if (method !== 'DELETE') errors.push('HG_ERR_UNSUPPORTED_MEDIA_TYPE', 'HG_ERR_UNSUPPORTED_TRANSFER_CODING', 'HG_ERR_INVALID_BODY');
   if (method === 'POST' || method === 'PATCH') errors.push('HG_ERR_IDEMPOTENCY_KEY_MISSING', 'HG_ERR_IDEMPOTENCY_KEY_IN_USE', 'HG_ERR_IDEMPOTENCY_KEY_REUSED');

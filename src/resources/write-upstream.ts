@@ -109,7 +109,10 @@ export async function sendWrite(run: WriteRun, call: UpstreamCall): Promise<Writ
   const { ifNoneMatch, ifUnmodifiedSince, values, body, contentType, sentKey } = run.checked;
   const ifMatch = run.checked.ifMatch === null ? null : strongIfMatch(run.checked.ifMatch);
   // Only weak tags: none can match, so nothing is read or sent.
-  if (ifMatch === null && run.checked.ifMatch !== null) throw new HgError('HG_ERR_PRECONDITION_FAILED', { detail: 'If-Match names only weak entity-tags (W/"…"), which never match it (RFC 9110 section 13.1.1).' });
+  if (ifMatch === null && run.checked.ifMatch !== null)
+    throw new HgError('HG_ERR_PRECONDITION_FAILED', {
+      detail: 'If-Match names only weak entity-tags (W/"…"), which never match it (RFC 9110 section 13.1.1).',
+    });
   let conditions: { ifMatch: string | undefined; ifNoneMatch: string | undefined };
   if (collection === null) {
     const current = new CurrentItem(run, call);
@@ -141,7 +144,9 @@ export function refusal(op: WriteOp, result: WriteResult): HgError {
   const withDetail = (code: HgErrorCode): HgError => new HgError(code, detail === undefined ? {} : { detail });
   switch (result.status) {
     case 404:
-      return op.collection === null ? op.r.notFound() : new HgError('HG_ERR_ROUTE_NOT_FOUND', { detail: `${op.r.service.who} has no ${op.r.name} collection at this path.` });
+      return op.collection === null
+        ? op.r.notFound()
+        : new HgError('HG_ERR_ROUTE_NOT_FOUND', { detail: `${op.r.service.who} has no ${op.r.name} collection at this path.` });
     case 409:
       return withDetail('HG_ERR_CONFLICT');
     case 412:

@@ -42,8 +42,22 @@ export function recordAnswer(url: string, method: string, answer: Omit<RecordedA
  * it (the rest, Content-Type, Content-Length, Date, Connection, are HTTP's own).
  */
 const CONTRACT_HEADERS = [
-  'ETag', 'Cache-Control', 'Age', 'Vary', 'Cache-Status', 'X-Request-Id', 'Location', 'Content-Location', 'Allow', 'Accept-Post', 'Accept-Patch',
-  'Accept-Encoding', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'WWW-Authenticate',
+  'ETag',
+  'Cache-Control',
+  'Age',
+  'Vary',
+  'Cache-Status',
+  'X-Request-Id',
+  'Location',
+  'Content-Location',
+  'Allow',
+  'Accept-Post',
+  'Accept-Patch',
+  'Accept-Encoding',
+  'Retry-After',
+  'RateLimit',
+  'RateLimit-Policy',
+  'WWW-Authenticate',
 ];
 
 type Json = Record<string, unknown>;
@@ -78,12 +92,17 @@ export class ContractDocument {
     const method = answer.method.toLowerCase();
     const operation = `${answer.method} ${template ?? path}`;
     const components = asObject(asObject(this.doc['components'])['responses']);
-    if (template === null) return answer.status === 404 ? { operation: 'unknown path', response: this.#resolve(components['NotFound']) } : `${answer.method} ${path}: no path of the document matches it, yet it answered ${answer.status}`;
+    if (template === null)
+      return answer.status === 404
+        ? { operation: 'unknown path', response: this.#resolve(components['NotFound']) }
+        : `${answer.method} ${path}: no path of the document matches it, yet it answered ${answer.status}`;
     const op = asObject(asObject(asObject(this.doc['paths'])[template])[method]);
     if (Object.keys(op).length === 0) {
       // A method the path does not take: 405 with Allow, or 404 when the path's values do not fit its template.
       const name = answer.status === 405 ? 'MethodNotAllowed' : answer.status === 404 ? 'NotFound' : null;
-      return name === null ? `${operation}: not an operation of the document, yet it answered ${answer.status}` : { operation: `${answer.method} (not taken) ${template}`, response: this.#resolve(components[name]) };
+      return name === null
+        ? `${operation}: not an operation of the document, yet it answered ${answer.status}`
+        : { operation: `${answer.method} (not taken) ${template}`, response: this.#resolve(components[name]) };
     }
     const responses = asObject(op['responses']);
     const response = responses[String(answer.status)];
@@ -99,7 +118,9 @@ export class ContractDocument {
     const at = `${operation} → ${answer.status}`;
     const problems: string[] = [];
     const documented = Object.keys(asObject(response['headers'])).map((h) => h.toLowerCase());
-    for (const name of CONTRACT_HEADERS) if (answer.headers[name.toLowerCase()] !== undefined && !documented.includes(name.toLowerCase())) problems.push(`${at}: sends ${name}, which the document does not describe`);
+    for (const name of CONTRACT_HEADERS)
+      if (answer.headers[name.toLowerCase()] !== undefined && !documented.includes(name.toLowerCase()))
+        problems.push(`${at}: sends ${name}, which the document does not describe`);
     for (const [name, header] of Object.entries(asObject(response['headers']))) {
       const spec = this.#resolve(header);
       const value = answer.headers[name.toLowerCase()];
@@ -118,9 +139,13 @@ export class ContractDocument {
       if (answer.text !== '') problems.push(`${at}: a body where the document describes none`);
       return problems;
     }
-    const mediaType = String(answer.headers['content-type'] ?? '').split(';')[0]?.trim() ?? '';
+    const mediaType =
+      String(answer.headers['content-type'] ?? '')
+        .split(';')[0]
+        ?.trim() ?? '';
     const media = content[mediaType];
-    if (media === undefined) return [...problems, `${at}: media type ${JSON.stringify(mediaType)} is not documented (documented: ${Object.keys(content).join(', ')})`];
+    if (media === undefined)
+      return [...problems, `${at}: media type ${JSON.stringify(mediaType)} is not documented (documented: ${Object.keys(content).join(', ')})`];
     let body: unknown;
     try {
       body = JSON.parse(answer.text);

@@ -34,7 +34,9 @@ export async function startFixture(overrides: unknown = {}, deps: Omit<GatewayDe
     token: (options = {}) => signToken(key, { nowSeconds: clock.seconds, ...options }),
     close: async () => {
       // With HG_CONTRACT_CHECK=1, what this fixture's tests saw is checked against its own document.
-      const problems = await checkRecordedAnswers(gw.url, () => signToken(key, { nowSeconds: clock.seconds, claims: { scope: gw.gateway.config.auth.requiredScope } }));
+      const problems = await checkRecordedAnswers(gw.url, () =>
+        signToken(key, { nowSeconds: clock.seconds, claims: { scope: gw.gateway.config.auth.requiredScope } }),
+      );
       await gw.close();
       await upstream.close();
       await jwks.close();

@@ -43,7 +43,11 @@ export interface HttpAnswer {
 }
 
 /** One real HTTP request with undici; the body is read whole. */
-export async function get(url: string, headers: Record<string, string> = {}, method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'OPTIONS' = 'GET'): Promise<HttpAnswer> {
+export async function get(
+  url: string,
+  headers: Record<string, string> = {},
+  method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'OPTIONS' = 'GET',
+): Promise<HttpAnswer> {
   const res = await request(url, { method, headers });
   const text = await res.body.text();
   recordAnswer(url, method, { status: res.statusCode, headers: res.headers, text });
@@ -51,7 +55,12 @@ export async function get(url: string, headers: Record<string, string> = {}, met
 }
 
 /** One real request with a body (a write); the answer read whole. */
-export async function send(url: string, method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', headers: Record<string, string>, body?: string | Buffer): Promise<HttpAnswer> {
+export async function send(
+  url: string,
+  method: 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+  headers: Record<string, string>,
+  body?: string | Buffer,
+): Promise<HttpAnswer> {
   const res = await request(url, { method, headers, body });
   const text = await res.body.text();
   recordAnswer(url, method, { status: res.statusCode, headers: res.headers, text });

@@ -116,7 +116,10 @@ describe('every answer matches the OpenAPI document (status, media type, body, d
       statuses.add(String(answer.status));
     }
     const documented = documentedStatuses(document.doc);
-    assert.deepEqual([...documented.keys()].filter((op) => !seen.has(op)), []);
+    assert.deepEqual(
+      [...documented.keys()].filter((op) => !seen.has(op)),
+      [],
+    );
     const all = new Set([...documented.values()].flat());
     assert.deepEqual([...all].filter((s) => !statuses.has(s) && !UNPROVOKED.has(s)).sort(), []);
   });
@@ -137,6 +140,9 @@ describe('a rate-limited gateway documents its 429, and answers as documented', 
     for (let i = 0; i < 4; i++) await get(`${fx.gw.url}/api/customers/1`, reader);
     const answers = stopWatching(fx.gw.url);
     assert.ok(answers.some((a) => a.status === 429));
-    assert.deepEqual(answers.flatMap((a) => document.problemsOf(a)), []);
+    assert.deepEqual(
+      answers.flatMap((a) => document.problemsOf(a)),
+      [],
+    );
   });
 });

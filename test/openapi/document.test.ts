@@ -19,7 +19,8 @@ describe("the OpenAPI document against a consumer's tooling", () => {
   let fx: Fixture;
   let doc: unknown;
   const op = (path: string, method: string, ...rest: string[]): unknown => dig(doc, 'paths', path, method, ...rest);
-  const requestSchema = (method: string, path: string, type: string, ...rest: string[]): unknown => op(path, method, 'requestBody', 'content', type, 'schema', ...rest);
+  const requestSchema = (method: string, path: string, type: string, ...rest: string[]): unknown =>
+    op(path, method, 'requestBody', 'content', type, 'schema', ...rest);
   const enumOf = (path: string, method: string, status: string, member: string): unknown[] =>
     list(op(path, method, 'responses', status, 'content', 'application/problem+json', 'schema', 'allOf', '1', 'properties', member, 'enum'));
 
@@ -50,13 +51,18 @@ describe("the OpenAPI document against a consumer's tooling", () => {
     fx.upstream.reset();
     const res = await send(`${fx.gw.url}/api/customers`, 'POST', { ...writer, 'content-type': 'application/json' }, '{"id":5,"name":"N","status":"active"}');
     assertProblem(res, { status: 422, code: 'HG_ERR_UNPROCESSABLE' });
-    assert.deepEqual((JSON.parse(res.text) as { errors: { pointer: string }[] }).errors.map((e) => e.pointer), ['/id']);
+    assert.deepEqual(
+      (JSON.parse(res.text) as { errors: { pointer: string }[] }).errors.map((e) => e.pointer),
+      ['/id'],
+    );
     assert.deepEqual(fx.upstream.requests, []);
   });
 
   test('headers every such answer carries are required: ETag on reads and writes, Location on 201, Retry-After on 503, Allow on OPTIONS and 405, the challenge on 401', () => {
-    const required = (path: string, method: string, status: string, header: string): unknown => op(path, method, 'responses', status, 'headers', header, 'required');
-    for (const name of ['ETag', 'Cache-Control', 'Age', 'Cache-Status', 'Vary', 'X-Request-Id']) assert.equal(required('/api/customers/{id}', 'get', '200', name), true, name);
+    const required = (path: string, method: string, status: string, header: string): unknown =>
+      op(path, method, 'responses', status, 'headers', header, 'required');
+    for (const name of ['ETag', 'Cache-Control', 'Age', 'Cache-Status', 'Vary', 'X-Request-Id'])
+      assert.equal(required('/api/customers/{id}', 'get', '200', name), true, name);
     assert.equal(required('/api/customers/{id}', 'get', '304', 'ETag'), true);
     assert.equal(required('/api/customers/{id}', 'get', '503', 'Retry-After'), true);
     assert.equal(required('/api/customers/{id}', 'get', '401', 'WWW-Authenticate'), true);
@@ -69,7 +75,11 @@ describe("the OpenAPI document against a consumer's tooling", () => {
 
   test('writes document their conditions: If-Match (required but for a create-only PUT), If-None-Match, If-Unmodified-Since', () => {
     const names = (method: string): Record<string, unknown> =>
-      Object.fromEntries(list(op('/api/customers/{id}', method, 'parameters')).filter((p) => dig(p, 'in') === 'header').map((p) => [String(dig(p, 'name')), dig(p, 'required')]));
+      Object.fromEntries(
+        list(op('/api/customers/{id}', method, 'parameters'))
+          .filter((p) => dig(p, 'in') === 'header')
+          .map((p) => [String(dig(p, 'name')), dig(p, 'required')]),
+      );
     assert.deepEqual(names('put'), { 'If-Match': false, 'If-None-Match': false, 'If-Unmodified-Since': false });
     assert.deepEqual(names('patch'), { 'If-Match': true, 'If-None-Match': false, 'If-Unmodified-Since': false, 'Idempotency-Key': false });
     assert.ok(op('/api/customers/{id}', 'put', 'responses', '412'));

@@ -44,7 +44,9 @@ describe('templates that can match one path', () => {
   });
 
   test("a parameter where the gateway's own documents are is refused when the document's name fits its type", () => {
-    const byId = (type: string) => ({ resources: { things: { path: '/api/{id}', params: { id: type }, upstream: '/things/{id}', fields: ['id'], collection: null, owner: null } } });
+    const byId = (type: string) => ({
+      resources: { things: { path: '/api/{id}', params: { id: type }, upstream: '/things/{id}', fields: ['id'], collection: null, owner: null } },
+    });
     assert.deepEqual(configProblems(byId('string')), [
       "resources.things.path: /api/{id} overlaps the gateway's own /api/openapi.json: both match /api/openapi.json, so one path would name two resources; make a literal segment differ, or give the parameter a type the literal does not fit",
       'resources.things.path: /api/{id} overlaps resources.customers.collection.path (/api/customers): both match /api/customers, so one path would name two resources; make a literal segment differ, or give the parameter a type the literal does not fit',
@@ -65,9 +67,18 @@ describe('templates that can match one path', () => {
     assert.deepEqual(configProblems({ resources: { picks } }), [
       'resources.picks.collection.path: /api/customers/{customerId}/{kind} overlaps resources.orders.collection.path (/api/customers/{customerId}/orders): both match /api/customers/1/orders, so one path would name two resources; make a literal segment differ, or give the parameter a type the literal does not fit',
     ]);
-    const tags = { path: '/api/customers/{id}/{tag}', params: { id: 'integer', tag: 'string' }, upstream: '/tags/{id}/{tag}', fields: ['tag'], owner: null, collection: null };
+    const tags = {
+      path: '/api/customers/{id}/{tag}',
+      params: { id: 'integer', tag: 'string' },
+      upstream: '/tags/{id}/{tag}',
+      fields: ['tag'],
+      owner: null,
+      collection: null,
+    };
     const tagged = configProblems({ resources: { tags } });
-    assert.deepEqual(tagged, ['resources.tags.path: /api/customers/{id}/{tag} overlaps resources.orders.collection.path (/api/customers/{customerId}/orders): both match /api/customers/1/orders, so one path would name two resources; make a literal segment differ, or give the parameter a type the literal does not fit']);
+    assert.deepEqual(tagged, [
+      'resources.tags.path: /api/customers/{id}/{tag} overlaps resources.orders.collection.path (/api/customers/{customerId}/orders): both match /api/customers/1/orders, so one path would name two resources; make a literal segment differ, or give the parameter a type the literal does not fit',
+    ]);
   });
 
   test('the shipped config passes', () => {
@@ -79,11 +90,18 @@ describe('templates that can match one path', () => {
     after(() => rmSync(dir, { recursive: true, force: true }));
     const file = join(dir, 'catalogue.json');
     writeFileSync(file, JSON.stringify({ resources: { products, featured } }));
-    const run = spawnSync(process.execPath, ['--import', 'tsx', resolve(PROJECT_ROOT, 'src/main.ts'), '--check-config', '--config', file], { cwd: PROJECT_ROOT, encoding: 'utf8', timeout: 20_000 });
+    const run = spawnSync(process.execPath, ['--import', 'tsx', resolve(PROJECT_ROOT, 'src/main.ts'), '--check-config', '--config', file], {
+      cwd: PROJECT_ROOT,
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     assert.equal(run.status, 1, run.stdout + run.stderr);
     const lines = (run.stdout + run.stderr).split('\n').filter((l) => l.includes('overlaps'));
     assert.equal(lines.length, 1, run.stdout + run.stderr);
-    assert.match(lines[0] ?? '', /resources\.featured\.path: \/api\/shops\/featured\/products\/\{sku\} overlaps resources\.products\.path \(\/api\/shops\/\{shop\}\/products\/\{sku\}\)/);
+    assert.match(
+      lines[0] ?? '',
+      /resources\.featured\.path: \/api\/shops\/featured\/products\/\{sku\} overlaps resources\.products\.path \(\/api\/shops\/\{shop\}\/products\/\{sku\}\)/,
+    );
   });
 });
 
@@ -104,7 +122,10 @@ describe('a collection stores a member only under a path its own item resource a
     // table is built from them anyway (as a config that skipped validation would be), so the
     // engine's own rule is what is tested here.
     const alone = (resource: string, declaration: unknown): Config => configWith({ ...base, resources: { [resource]: declaration } });
-    const config = { ...structuredClone(alone('products', products)), resources: { ...alone('products', products).resources, featured: alone('featured', featured).resources['featured'] } } as Config;
+    const config = {
+      ...structuredClone(alone('products', products)),
+      resources: { ...alone('products', products).resources, featured: alone('featured', featured).resources['featured'] },
+    } as Config;
     const gateway = await createGateway(config, { clock });
     const address = await gateway.listen();
     url = `http://127.0.0.1:${address.port}`;

@@ -110,7 +110,12 @@ describe('If-None-Match with entity-tags and If-Unmodified-Since on writes (RFC 
 
   test('POST passes If-None-Match and If-Unmodified-Since on to the collection', async () => {
     fx.upstream.on('POST /customers', { kind: 'json', status: 201, body: { id: 901, name: 'N', status: 'active' } });
-    const res = await send(url('/api/customers'), 'POST', { ...writer, ...json, 'if-none-match': '*', 'if-unmodified-since': 'Sun, 06 Nov 1994 08:49:37 GMT' }, '{"name":"N","status":"active"}');
+    const res = await send(
+      url('/api/customers'),
+      'POST',
+      { ...writer, ...json, 'if-none-match': '*', 'if-unmodified-since': 'Sun, 06 Nov 1994 08:49:37 GMT' },
+      '{"name":"N","status":"active"}',
+    );
     assert.equal(res.status, 201, res.text);
     const [post] = sentWith(fx, 'POST');
     assert.equal(post?.['if-none-match'], '*');
