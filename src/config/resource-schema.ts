@@ -42,7 +42,7 @@ export const RESOURCE = section({
   service: nonEmptyString({ default: 'upstream', doc: 'The upstream service: `upstream` or a key of `upstreams`.' }),
   record: string({ label: 'JSON pointer', default: '', doc: 'Where the record is in the upstream\'s answer (RFC 6901); `"/data"` unwraps `{"data": {...}}`.' }),
   fields: strings({ default: [], doc: 'Record fields copied into the representation, in this order; each must be present (else 502).' }),
-  fieldTypes: map(string({ oneOf: FIELD_TYPES }), { default: {}, doc: 'Types some fields must have (`string`, `integer`, `number`, `boolean`, `object`, `array`; else 502).' }),
+  fieldTypes: map(string({ oneOf: FIELD_TYPES }), { default: {}, doc: "Types some fields must have (`string`, `integer`, `number`, `boolean`, `object`, `array`; else 502); the OpenAPI document types them so. An entry for a field not in `fields` or `exposeFields` waits until it is exposed, unless its name looks like a listed field's (a config error with a hint)." }),
   exposeFields: strings({ default: [], doc: 'Further record fields copied when present (data exposure is opt-in).' }),
   links: links('Relation → path template; names resolve to path parameters, then to record fields. `self` is always added. Each must lead to a declared path (a resource\'s `path` or `collection.path`, or `/api`); a relation set to `null` is removed.'),
   rel: nonEmptyString({ nullable: true, default: null, doc: 'Relation of the item template in the API root\'s links; `null`: not linked from the root.' }),

@@ -36,7 +36,7 @@ export const SHIPPED_RESOURCES: Readonly<Record<string, ValueOf<typeof RESOURCE>
     service: 'upstream',
     record: '',
     fields: ['id'],
-    fieldTypes: {},
+    fieldTypes: { status: 'string', placedAt: 'string', total: 'number', currency: 'string' },
     exposeFields: ['status', 'placedAt', 'total', 'currency'],
     links: { customer: '/api/customers/{customerId}' },
     rel: null,
