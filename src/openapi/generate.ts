@@ -1,8 +1,9 @@
-import { ERRORS, PROBLEM_TYPE_BASE, type HgErrorCode, type ProblemIdentity } from '../lib/errors.ts';
+import type { HgErrorCode } from '../lib/errors.ts';
 import type { RouteDef } from '../protocol/route.ts';
 import type { ParamDoc, RouteDoc } from '../protocol/route-doc.ts';
 import type { JsonSchema } from '../protocol/route-doc.ts';
-import { optionsHeaders, problemHeaders, READ_CONDITIONS, READ_HEADERS, WRITE_BODY_COMMON, WRITE_COMMON, WRITE_HEADERS } from './headers.ts';
+import { optionsHeaders, READ_CONDITIONS, READ_HEADERS, WRITE_BODY_COMMON, WRITE_COMMON, WRITE_HEADERS } from './headers.ts';
+import { problemResponses, SHARED_RESPONSES } from './problems.ts';
 
 export const SECURITY_SCHEME = 'bearerAuth';
 
@@ -30,46 +31,6 @@ const READ_ERRORS: readonly HgErrorCode[] = ['HG_ERR_PRECONDITION_FAILED', 'HG_E
 /** find-my-way's /a/:id to OpenAPI's /a/{id}. */
 export function openApiPath(routePath: string): string {
   return routePath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
-}
-
-/** An RFC 9457 problem body whose type and code are one of these. */
-function problemContent(list: readonly ProblemIdentity[]): Record<string, unknown> {
-  return {
-    'application/problem+json': {
-      schema: {
-        allOf: [
-          { $ref: '#/components/schemas/Problem' },
-          { properties: { type: { enum: list.map((p) => `${PROBLEM_TYPE_BASE}${p.slug}`) }, code: { enum: list.map((p) => p.code) } } },
-        ],
-      },
-    },
-  };
-}
-
-const registered = (c: HgErrorCode): ProblemIdentity => ({ slug: ERRORS[c].slug, title: ERRORS[c].title, code: c });
-
-/** One response per status; its description and schema list every problem type it may carry. */
-function problemResponses(codes: readonly HgErrorCode[], notFound: ProblemIdentity | undefined): Record<string, unknown> {
-  const byStatus = new Map<number, HgErrorCode[]>();
-  for (const code of codes) {
-    const status = ERRORS[code].status;
-    const list = byStatus.get(status) ?? [];
-    if (!list.includes(code)) list.push(code);
-    byStatus.set(status, list);
-  }
-  // A resource's not-found problem names itself (customer-not-found), not the family's code.
-  const identity = (c: HgErrorCode): ProblemIdentity => (c === 'HG_ERR_RESOURCE_NOT_FOUND' && notFound !== undefined ? notFound : registered(c));
-  const out: Record<string, unknown> = {};
-  for (const status of [...byStatus.keys()].sort((a, b) => a - b)) {
-    const group = byStatus.get(status) as HgErrorCode[];
-    const list = group.map(identity);
-    out[String(status)] = {
-      description: list.map((p) => `${p.title} (${PROBLEM_TYPE_BASE}${p.slug}, ${p.code})`).join('; '),
-      headers: problemHeaders(group),
-      content: problemContent(list),
-    };
-  }
-  return out;
 }
 
 function parameters(params: readonly ParamDoc[]): Record<string, unknown> {
@@ -203,20 +164,6 @@ export interface OpenApiInfo {
   /** The component schemas the routes' docs refer to (generated from the resource table). */
   readonly schemas?: Readonly<Record<string, JsonSchema>>;
 }
-
-/** Answers to a request no operation describes: a path no route has, or a method a path does not take. */
-const SHARED_RESPONSES = {
-  NotFound: {
-    description: 'No resource at this path: not a path of this document, or its values do not fit the path template (a non-canonical id).',
-    headers: problemHeaders(['HG_ERR_ROUTE_NOT_FOUND']),
-    content: problemContent([registered('HG_ERR_ROUTE_NOT_FOUND')]),
-  },
-  MethodNotAllowed: {
-    description: 'Any method a path does not take (for every path of this document): Allow lists those it does.',
-    headers: problemHeaders(['HG_ERR_METHOD_NOT_ALLOWED']),
-    content: problemContent([registered('HG_ERR_METHOD_NOT_ALLOWED')]),
-  },
-};
 
 /** The OpenAPI 3.1 document of exactly these routes (the table the router is built from). */
 export function generateOpenApi(routes: readonly RouteDef[], info: OpenApiInfo): Record<string, unknown> {

@@ -1,9 +1,10 @@
 import { closest } from '../config/closest.ts';
 import { servicesOf } from '../config/service-checks.ts';
 import type { Config, RouteConfig } from '../config/types.ts';
-import { OWN_PATHS } from '../resources/own-paths.ts';
 import { RouteTemplate } from './route-template.ts';
 
+/** Paths the gateway answers itself, whatever is declared. */
+const FIXED_PATHS = ['/api', '/api/openapi.json'];
 const NAME = /^[A-Za-z][A-Za-z0-9_-]*$/;
 
 /** Parses a template, or records why it is not one under `key`; null then. */
@@ -16,7 +17,7 @@ function template(text: string, key: string, problems: string[]): RouteTemplate 
 
 /** The paths the gateway's own routes answer: the API root, the OpenAPI document, every resource's item and collection path. */
 function declaredPaths(config: Config): [string, RouteTemplate][] {
-  const paths: [string, RouteTemplate][] = OWN_PATHS.map((p) => [`the gateway's own ${p}`, RouteTemplate.parse(p)]);
+  const paths: [string, RouteTemplate][] = FIXED_PATHS.map((p) => [`the gateway's own ${p}`, RouteTemplate.parse(p)]);
   for (const [name, r] of Object.entries(config.resources)) {
     const at = `resources.${name}`;
     const add = (text: string, key: string): void => {

@@ -187,14 +187,8 @@ function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): Com
   const parent = known.find((k) => k.template.shape === parentShape)?.singular;
   const detail = `No ${singular} exists with this ${params[params.length - 1]}${parent === undefined ? '' : ` for this ${parent}`}.`;
   const ownerClaim = r.owner === null ? null : (r.owner.claim ?? config.auth.ownerClaim);
-  const owner =
-    r.owner === null || ownerClaim === null
-      ? null
-      : { claim: claims.indexOf(ownerClaim), param: params.indexOf(r.owner.param), noun: ownerNoun(r.owner.param, params, singular) };
-  const groupsOf =
-    (projections: readonly Projection[]) =>
-    (values: readonly ParamValue[]): string[] =>
-      projections.map((p) => BELOW + p.build(values));
+  const owner = r.owner === null || ownerClaim === null ? null : { claim: claims.indexOf(ownerClaim), param: params.indexOf(r.owner.param), noun: ownerNoun(r.owner.param, params, singular) };
+  const groupsOf = (projections: readonly Projection[]) => (values: readonly ParamValue[]): string[] => projections.map((p) => BELOW + p.build(values));
   let collection: CompiledCollection | null = null;
   let collectionOfItem: Projection | null = null;
   if (r.collection !== null) {
@@ -232,10 +226,7 @@ function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): Com
   return {
     name,
     declaration,
-    fingerprint: createHash('sha256')
-      .update(JSON.stringify([name, declaration, maxAgeSeconds]))
-      .digest('base64url')
-      .slice(0, 22),
+    fingerprint: createHash('sha256').update(JSON.stringify([name, declaration, maxAgeSeconds])).digest('base64url').slice(0, 22),
     singular,
     rel: r.rel,
     item,

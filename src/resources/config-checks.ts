@@ -59,10 +59,7 @@ function claimPaths(t: PathTemplate | null, params: Readonly<Record<string, stri
     if (shared === null) continue;
     refused = true;
     if (t.shape === other.typed.template.shape) problems.push(`${key}: ${t.text} collides with ${other.label} (the same paths would match both)`);
-    else
-      problems.push(
-        `${key}: ${t.text} overlaps ${other.label}: both match ${shared}, so one path would name two resources; make a literal segment differ, or give the parameter a type the literal does not fit`,
-      );
+    else problems.push(`${key}: ${t.text} overlaps ${other.label}: both match ${shared}, so one path would name two resources; make a literal segment differ, or give the parameter a type the literal does not fit`);
   }
   if (!refused) claimed.push({ typed, label: `${key} (${t.text})` });
 }
@@ -73,17 +70,14 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
   const item = template(r.path, `${at}.path`, problems);
   const params = item?.params ?? [];
   if (item !== null && params.length === 0) problems.push(`${at}.path: an item path needs a parameter (its last one names the item)`);
-  for (const param of params)
-    if (r.params[param] === undefined) problems.push(`${at}.params.${param}: the path parameter {${param}} has no type ("integer" or "string")`);
-  for (const param of Object.keys(r.params))
-    if (item !== null && !params.includes(param)) problems.push(`${at}.params.${param}: not a parameter of ${at}.path`);
+  for (const param of params) if (r.params[param] === undefined) problems.push(`${at}.params.${param}: the path parameter {${param}} has no type ("integer" or "string")`);
+  for (const param of Object.keys(r.params)) if (item !== null && !params.includes(param)) problems.push(`${at}.params.${param}: not a parameter of ${at}.path`);
   const upstream = template(r.upstream, `${at}.upstream`, problems);
   paramsWithin(upstream, params, `${at}.upstream`, `${at}.path`, problems);
   const itemParam = params[params.length - 1];
   // Without the item's own parameter every item would be read from one and the same upstream path
   // (said only when no unknown name is, which is the likelier slip: {skuu} for {sku}).
-  if (upstream !== null && itemParam !== undefined && !upstream.params.includes(itemParam) && upstream.params.every((p) => params.includes(p)))
-    problems.push(`${at}.upstream: must name the item's own parameter {${itemParam}} (else every item reads the same upstream path)`);
+  if (upstream !== null && itemParam !== undefined && !upstream.params.includes(itemParam) && upstream.params.every((p) => params.includes(p))) problems.push(`${at}.upstream: must name the item's own parameter {${itemParam}} (else every item reads the same upstream path)`);
   if (!servicesOf(config).has(r.service)) problems.push(`${at}.service: "${r.service}" is not a declared service ("upstream" or a key of upstreams)`);
   pointer(r.record, `${at}.record`, problems);
   for (const key of ['fields', 'exposeFields'] as const) {
@@ -119,35 +113,21 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
       problems.push(`${at}.schema: ${(err as Error).message}`);
     }
   }
-  if (r.owner !== null && item !== null && !params.includes(r.owner.param))
-    problems.push(`${at}.owner.param: {${r.owner.param}} is not a parameter of ${at}.path`);
+  if (r.owner !== null && item !== null && !params.includes(r.owner.param)) problems.push(`${at}.owner.param: {${r.owner.param}} is not a parameter of ${at}.path`);
   claimPaths(item, r.params, `${at}.path`, claimed, problems);
   const c = r.collection;
   if (c === null) return;
   const collection = template(c.path, `${at}.collection.path`, problems);
   claimPaths(collection, r.params, `${at}.collection.path`, claimed, problems);
   const identity = params[params.length - 1];
-  paramsWithin(
-    collection,
-    params.filter((p) => p !== identity),
-    `${at}.collection.path`,
-    `${at}.path (other than the item's own {${identity}})`,
-    problems,
-  );
+  paramsWithin(collection, params.filter((p) => p !== identity), `${at}.collection.path`, `${at}.path (other than the item's own {${identity}})`, problems);
   const collectionParams = collection?.params ?? [];
   paramsWithin(template(c.upstream, `${at}.collection.upstream`, problems), collectionParams, `${at}.collection.upstream`, `${at}.collection.path`, problems);
   pointer(c.items, `${at}.collection.items`, problems);
   pointer(c.total, `${at}.collection.total`, problems);
   for (const [rel, text] of Object.entries(c.links)) {
-    if (RESERVED_RELS.has(rel) || (c.paged && ['first', 'prev', 'next', 'last'].includes(rel)))
-      problems.push(`${at}.collection.links.${rel}: the gateway sets this relation itself`);
-    paramsWithin(
-      template(text, `${at}.collection.links.${rel}`, problems),
-      collectionParams,
-      `${at}.collection.links.${rel}`,
-      `${at}.collection.path`,
-      problems,
-    );
+    if (RESERVED_RELS.has(rel) || (c.paged && ['first', 'prev', 'next', 'last'].includes(rel))) problems.push(`${at}.collection.links.${rel}: the gateway sets this relation itself`);
+    paramsWithin(template(text, `${at}.collection.links.${rel}`, problems), collectionParams, `${at}.collection.links.${rel}`, `${at}.collection.path`, problems);
   }
 }
 
@@ -168,10 +148,7 @@ function checkLinkTargets(config: Config, problems: string[]): void {
       if (PathTemplate.problem(text) !== null) continue; // already named as a bad template
       // A link's value comes from a record at run time: one that does not fit the target's type is left out then.
       const link = PathTemplate.parse(text);
-      if (!routes.some((route) => link.mayLeadTo(route)))
-        problems.push(
-          `${key}: ${text} is not a path of this gateway (no resource's path or collection.path matches it), so following it would answer 404; declare that resource, or set the link to null to drop it`,
-        );
+      if (!routes.some((route) => link.mayLeadTo(route))) problems.push(`${key}: ${text} is not a path of this gateway (no resource's path or collection.path matches it), so following it would answer 404; declare that resource, or set the link to null to drop it`);
     }
   }
 }
@@ -189,11 +166,7 @@ export function checkResources(config: Config, problems: string[]): void {
     checkResource(name, resource, config, problems, claimed);
     const linked: [string, string][] = [];
     if (resource.rel !== null) linked.push([resource.rel, `resources.${name}.rel`]);
-    if (
-      resource.collection !== null &&
-      PathTemplate.problem(resource.collection.path) === null &&
-      PathTemplate.parse(resource.collection.path).params.length === 0
-    ) {
+    if (resource.collection !== null && PathTemplate.problem(resource.collection.path) === null && PathTemplate.parse(resource.collection.path).params.length === 0) {
       linked.push([name, `resources.${name} (its collection is linked from the API root under the resource's name)`]);
     }
     for (const [rel, key] of linked) {

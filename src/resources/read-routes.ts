@@ -43,30 +43,17 @@ function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access): R
     }
     return reader.respond(req, res, path, scratch, principal.claims);
   };
-  const errors: HgErrorCode[] = [
-    'HG_ERR_ROUTE_NOT_FOUND',
-    'HG_ERR_RESOURCE_NOT_FOUND',
-    ...(r.owner === null ? [] : (['HG_ERR_NOT_OWNER'] as const)),
-    ...upstreamErrors(r.service),
-  ];
-  return getAndHead(
-    r.item.route,
-    read,
-    {
-      operationId: `get${schemaName(r.singular)}`,
-      summary: `Read one ${r.singular}`,
-      description: `One ${r.singular} with its links (${['self', ...r.links.map((l) => l.rel)].join(', ')}). Cached for up to ${r.maxAgeSeconds} s; conditional with If-None-Match.`,
-      params: pathParams(r, r.item.params, r.types),
-      scopes: access.scopesOf(r, false),
-      ok: {
-        description: `The ${r.singular}.`,
-        content: { 'application/json': schemaName(r.singular), 'application/hal+json': `${schemaName(r.singular)}Hal` },
-      },
-      errors,
-      notFound: r.notFound().identity,
-    },
-    (path) => r.item.fits(path, r.types),
-  );
+  const errors: HgErrorCode[] = ['HG_ERR_ROUTE_NOT_FOUND', 'HG_ERR_RESOURCE_NOT_FOUND', ...(r.owner === null ? [] : (['HG_ERR_NOT_OWNER'] as const)), ...upstreamErrors(r.service)];
+  return getAndHead(r.item.route, read, {
+    operationId: `get${schemaName(r.singular)}`,
+    summary: `Read one ${r.singular}`,
+    description: `One ${r.singular} with its links (${['self', ...r.links.map((l) => l.rel)].join(', ')}). Cached for up to ${r.maxAgeSeconds} s; conditional with If-None-Match.`,
+    params: pathParams(r, r.item.params, r.types),
+    scopes: access.scopesOf(r, false),
+    ok: { description: `The ${r.singular}.`, content: { 'application/json': schemaName(r.singular), 'application/hal+json': `${schemaName(r.singular)}Hal` } },
+    errors,
+    notFound: r.notFound().identity,
+  }, (path) => r.item.fits(path, r.types));
 }
 
 /** GET/HEAD of a collection: a page (offset/limit, canonical self) or the whole list. */
@@ -91,48 +78,25 @@ function collectionRoutes(r: CompiledResource, c: CompiledCollection, parts: Ser
   const name = `${schemaName(r.singular)}${c.paged ? 'Page' : 'List'}`;
   const query: ParamDoc[] = c.paged
     ? [
-        {
-          name: 'offset',
-          in: 'query',
-          required: false,
-          description: `Index of the first ${r.singular} of the page.`,
-          schema: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 },
-        },
-        {
-          name: 'limit',
-          in: 'query',
-          required: false,
-          description: `${schemaName(r.name)} per page.`,
-          schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
-        },
+        { name: 'offset', in: 'query', required: false, description: `Index of the first ${r.singular} of the page.`, schema: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 } },
+        { name: 'limit', in: 'query', required: false, description: `${schemaName(r.name)} per page.`, schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT } },
       ]
     : [];
   const ownership: HgErrorCode[] = r.owner !== null && c.ownerParam !== -1 ? ['HG_ERR_NOT_OWNER'] : [];
   // Below an item (orders of a customer), a missing item is that item's own 404 (customer-not-found).
   const parent = c.parent();
-  return getAndHead(
-    c.path.route,
-    read,
-    {
-      operationId: `list${schemaName(r.name)}`,
-      summary: c.paged ? `Read a page of ${r.name}` : `Read the ${r.name}`,
-      description: c.paged
-        ? `${schemaName(r.name)} in pages. links.self is the canonical spelling of the page: both parameters, offset first (${c.path.text}?offset=0&limit=${DEFAULT_LIMIT}), whatever spelling was requested. prev and next appear only where they exist.`
-        : `Every ${r.singular} of the collection, each with links.self. It takes no query parameters: any is a 400 naming it.`,
-      params: [...pathParams(r, c.path.params, c.types), ...query],
-      scopes: access.scopesOf(r, true),
-      ok: { description: `The ${r.name}.`, content: { 'application/json': name, 'application/hal+json': `${name}Hal` } },
-      errors: [
-        'HG_ERR_ROUTE_NOT_FOUND',
-        ...(parent === null ? [] : (['HG_ERR_RESOURCE_NOT_FOUND'] as const)),
-        'HG_ERR_INVALID_QUERY',
-        ...ownership,
-        ...upstreamErrors(r.service),
-      ],
-      ...(parent === null ? {} : { notFound: parent.resource.notFound().identity }),
-    },
-    (path) => c.path.fits(path, c.types),
-  );
+  return getAndHead(c.path.route, read, {
+    operationId: `list${schemaName(r.name)}`,
+    summary: c.paged ? `Read a page of ${r.name}` : `Read the ${r.name}`,
+    description: c.paged
+      ? `${schemaName(r.name)} in pages. links.self is the canonical spelling of the page: both parameters, offset first (${c.path.text}?offset=0&limit=${DEFAULT_LIMIT}), whatever spelling was requested. prev and next appear only where they exist.`
+      : `Every ${r.singular} of the collection, each with links.self. It takes no query parameters: any is a 400 naming it.`,
+    params: [...pathParams(r, c.path.params, c.types), ...query],
+    scopes: access.scopesOf(r, true),
+    ok: { description: `The ${r.name}.`, content: { 'application/json': name, 'application/hal+json': `${name}Hal` } },
+    errors: ['HG_ERR_ROUTE_NOT_FOUND', ...(parent === null ? [] : (['HG_ERR_RESOURCE_NOT_FOUND'] as const)), 'HG_ERR_INVALID_QUERY', ...ownership, ...upstreamErrors(r.service)],
+    ...(parent === null ? {} : { notFound: parent.resource.notFound().identity }),
+  }, (path) => c.path.fits(path, c.types));
 }
 
 /** Every read route of the table: each resource's collection (if declared) and its items. */
