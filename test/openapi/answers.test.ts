@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { ContractDocument, documentedStatuses, stopWatching, watchAnswers, type RecordedAnswer } from '../helpers/contract.ts';
+import { ContractDocument, documentedStatuses, recordAnswer, stopWatching, watchAnswers, type RecordedAnswer } from '../helpers/contract.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get, send } from '../helpers/gateway.ts';
+import { rawAnswer } from '../helpers/hostile.ts';
 
 /**
  * Statuses no request can bring about without breaking the gateway itself: a 500 is an
@@ -60,6 +61,12 @@ async function exercise(fx: Fixture): Promise<void> {
   await send(url('/api/customers'), 'POST', { ...writer, 'content-type': 'text/plain' }, 'x'); // 415
   await send(url('/api/customers'), 'POST', { ...writer, ...json }, '{"name":'); // 400 invalid-body
   await send(url('/api/customers'), 'POST', { ...writer, ...json }, `{"name":"${'x'.repeat(70_000)}"}`); // 413
+  // 501: a transfer coding other than chunked (undici will not send one, so the request is written by hand).
+  const coded = await rawAnswer(
+    fx.gw.port,
+    `POST /api/customers HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${writer['authorization']}\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n2\r\n{}\r\n0\r\n\r\n`,
+  );
+  recordAnswer(url('/api/customers'), 'POST', coded);
   await send(url('/api/customers/3'), 'PUT', { ...writer, ...json }, '{"name":"N","status":"active"}'); // 428
   const current = String((await get(url('/api/customers/3'), reader)).headers['etag']);
   await send(url('/api/customers/3'), 'PUT', { ...writer, ...json, 'if-match': current }, '{"name":"N","status":"active"}'); // 200
