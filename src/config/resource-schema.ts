@@ -49,6 +49,7 @@ export const RESOURCE = section({
   singular: nonEmptyString({ nullable: true, default: null, doc: 'The noun for one item in problems (`HG_ERR_<SINGULAR>_NOT_FOUND`) and schema names; `null`: `rel`, else the name.' }),
   collection: COLLECTION,
   scope: nonEmptyString({ nullable: true, default: null, doc: 'Scope a token needs to read it; `null`: `auth.requiredScope`.' }),
+  public: boolean({ default: false, doc: '`true`: `GET` and `HEAD` of the item and the collection pass without credentials, charged to the client\'s address (a request that carries `Authorization` still has its token verified; a valid one without `scope` is served as if it had come without); writes still need `writeScope`. Not with an owner rule in force, nor on a service with `forwardClaims` or `forwardAuthorization` (see [Public reads](authentication.md#public-reads)).' }),
   owner: OWNER,
   maxAgeSeconds: integer({ min: 0, max: 31_536_000, nullable: true, unit: 's', default: null, doc: 'Overrides `cache.maxAgeSeconds` for this resource.' }),
   // Writes (README "Writes"): GET implies HEAD; POST acts on the collection, the others on an item.

@@ -103,7 +103,7 @@ function writeOperation(doc: RouteDoc & { write: NonNullable<RouteDoc['write']> 
     description: doc.description,
     ...(doc.params.length > 0 ? { parameters: doc.params.map((p) => ({ name: p.name, in: p.in, required: p.required, description: p.description, schema: p.schema })) } : {}),
     ...(write.body === null ? {} : { requestBody: { required: true, content: { [write.body.mediaType]: { schema: write.body.schema } } } }),
-    security: doc.scopes.length > 0 ? [{ [SECURITY_SCHEME]: [...doc.scopes] }] : [],
+    security: securityOf(doc),
     responses: { ...answers, ...problemResponses(errors, doc.notFound) },
   };
 }
@@ -114,15 +114,13 @@ function writeOperation(doc: RouteDoc & { write: NonNullable<RouteDoc['write']> 
  */
 function passthroughOperation(method: RouteDef['method'], doc: RouteDoc & { passthrough: NonNullable<RouteDoc['passthrough']> }, errors: readonly HgErrorCode[]): Record<string, unknown> {
   const { passthrough } = doc;
-  const security = [{ [SECURITY_SCHEME]: [...doc.scopes] }];
   return {
     operationId: doc.operationId,
     summary: method === 'HEAD' ? `${doc.summary} (headers only)` : doc.summary,
     description: doc.description,
     ...(doc.params.length > 0 ? { parameters: doc.params.map((p) => ({ name: p.name, in: p.in, required: p.required, description: p.description, schema: p.schema })) } : {}),
     ...(passthrough.body ? { requestBody: { required: false, description: 'Streamed to the upstream as it arrives.', content: { '*/*': { schema: {} } } } } : {}),
-    // An empty requirement: the operation may be called without credentials (OpenAPI 3.1 section 4.8.10).
-    security: passthrough.public ? [{}, ...security] : security,
+    security: securityOf(doc),
     responses: {
       ...(passthrough.websocket ? { '101': { description: 'Switching Protocols: the WebSocket handshake the upstream accepted; the connection is tunnelled from then on.' } } : {}),
       // The gateway never answers 406 here: Accept goes to the upstream with the rest.
@@ -130,6 +128,16 @@ function passthroughOperation(method: RouteDef['method'], doc: RouteDoc & { pass
       default: { description: doc.ok.description },
     },
   };
+}
+
+/**
+ * The operation's security requirements: its scopes under bearer, and for a public read also an
+ * empty requirement, which says it may be called without credentials (OpenAPI 3.1 section 4.8.10).
+ */
+function securityOf(doc: RouteDoc): Record<string, string[]>[] {
+  if (doc.scopes.length === 0) return [];
+  const bearer = { [SECURITY_SCHEME]: [...doc.scopes] };
+  return doc.public === true ? [{}, bearer] : [bearer];
 }
 
 function operation(method: RouteDef['method'], doc: RouteDoc, rateLimited: boolean): Record<string, unknown> {
@@ -146,7 +154,7 @@ function operation(method: RouteDef['method'], doc: RouteDoc, rateLimited: boole
     summary: head ? `${doc.summary} (headers only)` : doc.summary,
     description: doc.description,
     ...(doc.params.length > 0 ? { parameters: doc.params.map((p) => ({ name: p.name, in: p.in, required: p.required, description: p.description, schema: p.schema })) } : {}),
-    security: doc.scopes.length > 0 ? [{ [SECURITY_SCHEME]: [...doc.scopes] }] : [],
+    security: securityOf(doc),
     responses: {
       '200': { description: doc.ok.description, headers: successHeaders, ...(head ? {} : { content }) },
       '304': { description: 'Not Modified: If-None-Match matched the current ETag.', headers: successHeaders },

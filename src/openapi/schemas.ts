@@ -75,11 +75,14 @@ function resourceSchemas(r: CompiledResource): Record<string, JsonSchema> {
 export function componentSchemas(table: ResourceTable, root: Resource): Record<string, JsonSchema> {
   const rootRels = Object.keys(root.links);
   const rootLinks = Object.fromEntries(Object.entries(root.links).map(([rel, link]) => [rel, typeof link === 'string' ? path : templatedJson]));
+  // The root's own fields: only `public` (the relations anyone may read), when some resource is public.
+  const rootFields: Record<string, JsonSchema> =
+    root.fields['public'] === undefined ? {} : { public: { type: 'array', items: { type: 'string' }, description: 'Relations of links whose reads need no credentials.' } };
   return {
     HalLink: { type: 'object', required: ['href'], properties: { href: { type: 'string' }, templated: { type: 'boolean' } } },
     ...(Object.assign({}, ...table.resources.map(resourceSchemas)) as Record<string, JsonSchema>),
-    ApiRoot: { type: 'object', required: ['links'], properties: { links: { type: 'object', required: rootRels, properties: rootLinks } } },
-    ApiRootHal: { type: 'object', required: ['_links'], properties: { _links: links(rootRels, [], halLink) } },
+    ApiRoot: { type: 'object', required: ['links'], properties: { ...rootFields, links: { type: 'object', required: rootRels, properties: rootLinks } } },
+    ApiRootHal: { type: 'object', required: ['_links'], properties: { ...rootFields, _links: links(rootRels, [], halLink) } },
     OpenApiDocument: { type: 'object', description: 'This document (OpenAPI 3.1).', required: ['openapi', 'paths'] },
     Problem: {
       type: 'object',

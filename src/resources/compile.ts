@@ -85,6 +85,8 @@ export interface CompiledResource {
   readonly exposeFields: readonly string[];
   readonly links: readonly CompiledLink[];
   readonly scope: string;
+  /** Its reads (item and collection) need no credentials. */
+  readonly public: boolean;
   /** The owner rule: the claim's index in the ClaimTable, the parameter's index in the item path, and what it owns in words (ownerNoun). */
   readonly owner: { readonly claim: number; readonly param: number; readonly noun: string } | null;
   readonly maxAgeSeconds: number;
@@ -228,6 +230,7 @@ function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): Com
     exposeFields: r.exposeFields,
     links: compileLinks(r.links, params, targets),
     scope: r.scope ?? config.auth.requiredScope,
+    public: r.public,
     owner,
     maxAgeSeconds,
     collection,

@@ -36,6 +36,25 @@ function paramsWithin(t: PathTemplate | null, known: readonly string[], key: str
   }
 }
 
+/**
+ * A public resource's reads are answered to anyone from one shared cache entry, so nothing may make
+ * them depend on who asks: an owner rule in force (an anonymous caller owns nothing, so its reads
+ * would all be refused), or a service that is told the caller's identity (an answer fetched with
+ * one caller's claims or token would be served to everyone).
+ */
+function checkPublic(at: string, r: ResourceConfig, config: Config, problems: string[]): void {
+  if (!r.methods.includes('GET')) problems.push(`${at}.public: lets only GET and HEAD through without credentials, and ${at}.methods has no "GET"`);
+  const ownerClaim = r.owner === null ? null : (r.owner.claim ?? config.auth.ownerClaim);
+  if (ownerClaim !== null) problems.push(`${at}.public: an anonymous caller owns nothing, so the owner rule (claim "${ownerClaim}") would refuse every public read; set ${at}.owner to null, or drop public`);
+  const service = servicesOf(config).get(r.service);
+  if (service === undefined) return; // named by the service check
+  const forwarded = [...(Object.keys(service.forwardClaims).length > 0 ? ['forwardClaims'] : []), ...(service.forwardAuthorization ? ['forwardAuthorization'] : [])];
+  if (forwarded.length > 0) {
+    const key = r.service === 'upstream' ? 'upstream' : `upstreams.${r.service}`;
+    problems.push(`${at}.public: the service "${r.service}" is told who asks (${forwarded.map((f) => `${key}.${f}`).join(', ')}), so one caller's answer would be shared with anonymous callers; serve it from a service without them, or drop public`);
+  }
+}
+
 function checkResource(name: string, r: ResourceConfig, config: Config, problems: string[], shapes: Map<string, string>): void {
   const at = `resources.${name}`;
   if (!NAME.test(name)) problems.push(`${at}: a resource name starts with a letter and has only letters, digits, - and _`);
@@ -81,6 +100,7 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
       problems.push(`${at}.schema: ${(err as Error).message}`);
     }
   }
+  if (r.public) checkPublic(at, r, config, problems);
   if (r.owner !== null && item !== null && !params.includes(r.owner.param)) problems.push(`${at}.owner.param: {${r.owner.param}} is not a parameter of ${at}.path`);
   const shapeOf = (t: PathTemplate | null, key: string): void => {
     if (t === null) return;

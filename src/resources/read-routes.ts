@@ -29,12 +29,33 @@ function pathParams(r: CompiledResource, names: readonly string[], types: readon
   }));
 }
 
-/** GET/HEAD of one item: the hot path (a cached token and a cached entry write bytes and nothing else). */
-function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access): RouteDef[] {
-  // The handler is synchronous up to a cache hit, so one array serves every request; it is
-  // copied before anything waits (here, or in ReadThrough.respond on a miss).
+type ReadHandler = (req: IncomingMessage, res: HgResponse, path: string) => void | Promise<void>;
+
+/** Who may read an item or a page: the resource's access rule, chosen once per resource rather than per request. */
+type ReadRule = (access: Access, req: IncomingMessage, r: CompiledResource, values: readonly ParamValue[]) => Principal | Promise<Principal>;
+const collectionRule: ReadRule = (access, req, r, values) => access.collection(req, r, values);
+const publicRule: ReadRule = (access, req, r) => access.publicRead(req, r);
+
+/**
+ * The item handler: the hot path (a cached token and a cached entry write bytes and nothing else).
+ * The handler is synchronous up to a cache hit, so one array serves every request; it is copied
+ * before anything waits (here, or in ReadThrough.respond on a miss). A public resource gets a
+ * handler of its own, so a resource that is not public runs exactly what it ran before.
+ */
+function itemRead(r: CompiledResource, reader: ReadThrough, access: Access): ReadHandler {
   const scratch: ParamValue[] = [];
-  const read = (req: IncomingMessage, res: HgResponse, path: string): void | Promise<void> => {
+  if (r.public) {
+    return (req, res, path) => {
+      if (!r.item.match(path, r.types, scratch)) throw routeNotFound();
+      const principal = access.publicRead(req, r);
+      if (principal instanceof Promise) {
+        const values = scratch.slice();
+        return principal.then((p) => reader.respond(req, res, path, values, p.claims));
+      }
+      return reader.respond(req, res, path, scratch, principal.claims);
+    };
+  }
+  return (req, res, path) => {
     if (!r.item.match(path, r.types, scratch)) throw routeNotFound();
     const principal = access.item(req, r, scratch);
     if (principal instanceof Promise) {
@@ -43,6 +64,11 @@ function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access): R
     }
     return reader.respond(req, res, path, scratch, principal.claims);
   };
+}
+
+/** GET/HEAD of one item. */
+function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access): RouteDef[] {
+  const read = itemRead(r, reader, access);
   const errors: HgErrorCode[] = ['HG_ERR_ROUTE_NOT_FOUND', 'HG_ERR_RESOURCE_NOT_FOUND', ...(r.owner === null ? [] : (['HG_ERR_NOT_OWNER'] as const)), ...upstreamErrors(r.service)];
   return getAndHead(r.item.route, read, {
     operationId: `get${schemaName(r.singular)}`,
@@ -50,6 +76,7 @@ function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access): R
     description: `One ${r.singular} with its links (${['self', ...r.links.map((l) => l.rel)].join(', ')}). Cached for up to ${r.maxAgeSeconds} s; conditional with If-None-Match.`,
     params: pathParams(r, r.item.params, r.types),
     scopes: access.scopesOf(r, false),
+    public: r.public,
     ok: { description: `The ${r.singular}.`, content: { 'application/json': schemaName(r.singular), 'application/hal+json': `${schemaName(r.singular)}Hal` } },
     errors,
     notFound: r.notFound().identity,
@@ -58,6 +85,7 @@ function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access): R
 
 /** GET/HEAD of a collection: a page (offset/limit, canonical self) or the whole list. */
 function collectionRoutes(r: CompiledResource, c: CompiledCollection, parts: ServingParts, access: Access, items: ItemReaders): RouteDef[] {
+  const rule = r.public ? publicRule : collectionRule;
   const whole = c.paged ? null : new ReadThrough(parts, new CollectionSource(r, c, parts.entries, null, items));
   const read = (req: IncomingMessage, res: HgResponse, path: string): void | Promise<void> => {
     const values: ParamValue[] = [];
@@ -73,7 +101,7 @@ function collectionRoutes(r: CompiledResource, c: CompiledCollection, parts: Ser
       const page = new ReadThrough(parts, new CollectionSource(r, c, parts.entries, paging, items));
       return page.respond(req, res, pagePath(path, paging.offset, paging.limit), values, claims);
     };
-    return andThen(access.collection(req, r, values), serve);
+    return andThen(rule(access, req, r, values), serve);
   };
   const name = `${schemaName(r.singular)}${c.paged ? 'Page' : 'List'}`;
   const query: ParamDoc[] = c.paged
@@ -91,6 +119,7 @@ function collectionRoutes(r: CompiledResource, c: CompiledCollection, parts: Ser
       : `Every ${r.singular} of the collection, each with links.self. It takes no query parameters: any is a 400 naming it.`,
     params: [...pathParams(r, c.path.params, c.types), ...query],
     scopes: access.scopesOf(r, true),
+    public: r.public,
     ok: { description: `The ${r.name}.`, content: { 'application/json': name, 'application/hal+json': `${name}Hal` } },
     errors: ['HG_ERR_ROUTE_NOT_FOUND', 'HG_ERR_INVALID_QUERY', ...ownership, ...upstreamErrors(r.service)],
   }, (path) => c.path.fits(path, c.types));
