@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get, send } from '../helpers/gateway.ts';
 import { assertProblem, CHALLENGE } from '../helpers/hostile.ts';
@@ -111,6 +112,8 @@ describe('public reads of a resource (resources.<name>.public)', () => {
     assert.deepEqual(doc.paths['/api/customers/{customerId}/orders/{id}']?.['get']?.security, [{ bearerAuth: ['customers:read'] }]);
     assert.deepEqual(doc.paths['/api']?.['get']?.security, [{ bearerAuth: ['customers:read'] }]);
     assert.ok(doc.components.schemas['ApiRoot']?.properties['public'], 'the root schema describes its public field');
+    const result = await new Validator().validate(structuredClone(doc));
+    assert.equal(result.valid, true, JSON.stringify(result.errors));
   });
 });
 
