@@ -1,9 +1,21 @@
 import { ERRORS, PROBLEM_TYPE_BASE, type HgErrorCode, type ProblemIdentity } from '../lib/errors.ts';
 import type { RouteDef } from '../protocol/route.ts';
-import type { RouteDoc } from '../protocol/route-doc.ts';
+import type { ParamDoc, RouteDoc } from '../protocol/route-doc.ts';
 import type { JsonSchema } from '../protocol/route-doc.ts';
 
 export const SECURITY_SCHEME = 'bearerAuth';
+
+/** One parameter as OpenAPI writes it; a comma-separated list says so (style form, not exploded). */
+function parameterOf(p: ParamDoc): Record<string, unknown> {
+  return {
+    name: p.name,
+    in: p.in,
+    required: p.required,
+    description: p.description,
+    schema: p.schema,
+    ...(p.explode === false ? { style: 'form', explode: false } : {}),
+  };
+}
 
 /** Problems any authorized route may answer with, besides its own. */
 const AUTH_ERRORS: readonly HgErrorCode[] = [
@@ -13,7 +25,13 @@ const AUTH_ERRORS: readonly HgErrorCode[] = [
   'HG_ERR_AUTH_INSUFFICIENT_SCOPE',
   'HG_ERR_AUTH_KEYS_UNAVAILABLE',
 ];
-const COMMON_ERRORS: readonly HgErrorCode[] = ['HG_ERR_NOT_ACCEPTABLE', 'HG_ERR_URI_TOO_LONG', 'HG_ERR_HEADERS_TOO_LARGE', 'HG_ERR_PAYLOAD_TOO_LARGE', 'HG_ERR_INTERNAL'];
+const COMMON_ERRORS: readonly HgErrorCode[] = [
+  'HG_ERR_NOT_ACCEPTABLE',
+  'HG_ERR_URI_TOO_LONG',
+  'HG_ERR_HEADERS_TOO_LARGE',
+  'HG_ERR_PAYLOAD_TOO_LARGE',
+  'HG_ERR_INTERNAL',
+];
 
 const CHALLENGE_HEADERS = { 'WWW-Authenticate': { description: 'The Bearer challenge (RFC 6750 section 3).', schema: { type: 'string' } } };
 const RATE_LIMIT_HEADERS = {
@@ -44,7 +62,8 @@ function problemResponses(codes: readonly HgErrorCode[], notFound: ProblemIdenti
     byStatus.set(status, list);
   }
   // A resource's not-found problem names itself (customer-not-found), not the family's code.
-  const identity = (c: HgErrorCode): ProblemIdentity => (c === 'HG_ERR_RESOURCE_NOT_FOUND' && notFound !== undefined ? notFound : { slug: ERRORS[c].slug, title: ERRORS[c].title, code: c });
+  const identity = (c: HgErrorCode): ProblemIdentity =>
+    c === 'HG_ERR_RESOURCE_NOT_FOUND' && notFound !== undefined ? notFound : { slug: ERRORS[c].slug, title: ERRORS[c].title, code: c };
   const out: Record<string, unknown> = {};
   for (const status of [...byStatus.keys()].sort((a, b) => a - b)) {
     const list = (byStatus.get(status) as HgErrorCode[]).map(identity);
@@ -79,13 +98,20 @@ const successHeaders = {
 };
 
 const writeHeaders = {
-  Location: { description: 'The created item\'s path (201).', schema: { type: 'string' } },
-  ETag: { description: 'The validator of the new representation: the ETag a GET of the item in this format answers with; If-Match takes it.', schema: { type: 'string' } },
+  Location: { description: "The created item's path (201).", schema: { type: 'string' } },
+  ETag: {
+    description: 'The validator of the new representation: the ETag a GET of the item in this format answers with; If-Match takes it.',
+    schema: { type: 'string' },
+  },
   'Content-Location': { description: 'The item the body represents (RFC 9110 section 8.7).', schema: { type: 'string' } },
 } as const;
 
 /** A write's operation: its request body, success answers and problems. */
-function writeOperation(doc: RouteDoc & { write: NonNullable<RouteDoc['write']> }, errors: readonly HgErrorCode[], content: Record<string, unknown>): Record<string, unknown> {
+function writeOperation(
+  doc: RouteDoc & { write: NonNullable<RouteDoc['write']> },
+  errors: readonly HgErrorCode[],
+  content: Record<string, unknown>,
+): Record<string, unknown> {
   const { write } = doc;
   const answers = Object.fromEntries(
     write.answers.map((a) => [
@@ -101,7 +127,7 @@ function writeOperation(doc: RouteDoc & { write: NonNullable<RouteDoc['write']> 
     operationId: doc.operationId,
     summary: doc.summary,
     description: doc.description,
-    ...(doc.params.length > 0 ? { parameters: doc.params.map((p) => ({ name: p.name, in: p.in, required: p.required, description: p.description, schema: p.schema })) } : {}),
+    ...(doc.params.length > 0 ? { parameters: doc.params.map(parameterOf) } : {}),
     ...(write.body === null ? {} : { requestBody: { required: true, content: { [write.body.mediaType]: { schema: write.body.schema } } } }),
     security: securityOf(doc),
     responses: { ...answers, ...problemResponses(errors, doc.notFound) },
@@ -144,7 +170,12 @@ function operation(method: RouteDef['method'], doc: RouteDoc, rateLimited: boole
   const head = method === 'HEAD';
   const content = Object.fromEntries(Object.entries(doc.ok.content).map(([type, schema]) => [type, { schema: { $ref: `#/components/schemas/${schema}` } }]));
   const authorized = doc.scopes.length > 0;
-  const errors = [...doc.errors, ...(authorized ? AUTH_ERRORS : []), ...(authorized && rateLimited ? (['HG_ERR_RATE_LIMITED'] as const) : []), ...COMMON_ERRORS];
+  const errors = [
+    ...doc.errors,
+    ...(authorized ? AUTH_ERRORS : []),
+    ...(authorized && rateLimited ? (['HG_ERR_RATE_LIMITED'] as const) : []),
+    ...COMMON_ERRORS,
+  ];
   if (doc.write !== undefined) return writeOperation({ ...doc, write: doc.write }, errors, content);
   if (doc.passthrough !== undefined) return passthroughOperation(method, { ...doc, passthrough: doc.passthrough }, errors);
   // Every read takes If-Match (RFC 9110 section 13.1.1): one naming no current ETag is a 412.
@@ -153,7 +184,7 @@ function operation(method: RouteDef['method'], doc: RouteDoc, rateLimited: boole
     operationId: head ? `${doc.operationId}Head` : doc.operationId,
     summary: head ? `${doc.summary} (headers only)` : doc.summary,
     description: doc.description,
-    ...(doc.params.length > 0 ? { parameters: doc.params.map((p) => ({ name: p.name, in: p.in, required: p.required, description: p.description, schema: p.schema })) } : {}),
+    ...(doc.params.length > 0 ? { parameters: doc.params.map(parameterOf) } : {}),
     security: securityOf(doc),
     responses: {
       '200': { description: doc.ok.description, headers: successHeaders, ...(head ? {} : { content }) },

@@ -28,7 +28,8 @@ function splitLinks(declared: readonly CompiledLink[]): { always: string[]; mayb
 function fieldSchemas(r: CompiledResource): { properties: Record<string, JsonSchema>; required: string[] } {
   const properties: Record<string, JsonSchema> = {};
   for (const field of [...r.fields, ...r.exposeFields]) {
-    if (field === r.identityField) properties[field] = { ...paramSchema(r.types[r.types.length - 1] as ParamType), description: 'Equals the last segment of links.self.' };
+    if (field === r.identityField)
+      properties[field] = { ...paramSchema(r.types[r.types.length - 1] as ParamType), description: 'Equals the last segment of links.self.' };
     else {
       const type = r.fieldTypes[field];
       properties[field] = type === undefined ? {} : { type };
@@ -41,17 +42,25 @@ function resourceSchemas(r: CompiledResource): Record<string, JsonSchema> {
   const name = schemaName(r.singular);
   const { properties, required } = fieldSchemas(r);
   const { always, maybe } = splitLinks(r.links);
-  const described = r.exposeFields.length > 0 ? `Fields listed in resources.${r.name}.exposeFields appear when the upstream sends them.` : `The ${r.singular} resource.`;
+  const described =
+    r.exposeFields.length > 0 ? `Fields listed in resources.${r.name}.exposeFields appear when the upstream sends them.` : `The ${r.singular} resource.`;
   const out: Record<string, JsonSchema> = {
-    [name]: { type: 'object', description: described, required: [...required, 'links'], properties: { ...properties, links: links(['self', ...always], maybe, path) } },
+    [name]: {
+      type: 'object',
+      description: described,
+      required: [...required, 'links'],
+      properties: { ...properties, links: links(['self', ...always], maybe, path) },
+    },
     [`${name}Hal`]: { type: 'object', required: ['_links', ...required], properties: { _links: links(['self', ...always], maybe, halLink), ...properties } },
   };
   const c = r.collection;
   if (c === null) return out;
   const list = `${name}${c.paged ? 'Page' : 'List'}`;
   const declared = c.links.map((l) => l.rel);
-  const pageRequired = c.paged ? ['self', 'first', ...(c.total === null ? [] : ['last'])] : ['self'];
-  const pageOptional = c.paged ? ['prev', 'next', ...(c.total === null ? ['last'] : [])] : [];
+  // last needs a position: offset and page styles with a total; cursor and link styles have none.
+  const byPosition = c.paging !== null && c.paging.offset !== null;
+  const pageRequired = c.paged ? ['self', 'first', ...(c.total !== null && byPosition ? ['last'] : [])] : ['self'];
+  const pageOptional = c.paged ? ['prev', 'next', ...(c.total === null && byPosition ? ['last'] : [])] : [];
   const total = c.total === null ? {} : { total: { type: 'integer', minimum: 0 } };
   const totalRequired = c.total === null ? [] : ['total'];
   out[list] = {

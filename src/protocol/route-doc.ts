@@ -9,6 +9,8 @@ export interface ParamDoc {
   readonly description: string;
   readonly required: boolean;
   readonly schema: JsonSchema;
+  /** A list sent as one comma-separated value (OpenAPI `style: form`, `explode: false`); absent: the default. */
+  readonly explode?: false;
 }
 
 /**
