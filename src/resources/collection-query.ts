@@ -1,6 +1,7 @@
 import type { CompiledCollection } from './compile.ts';
 import type { CursorSeal } from './cursor-seal.ts';
-import { CursorPage, cursorPath, cursorScope, OffsetPage, pagePath, WholeAsk, type PageAsk } from './page-asks.ts';
+import { CursorPage, cursorPath, cursorScope } from './cursor-pages.ts';
+import { OffsetPage, pagePath, WholeAsk, type PageAsk } from './page-asks.ts';
 import { canonicalNumber } from './page-query.ts';
 import { invalidQuery, queryPairs, shownName } from './query-text.ts';
 

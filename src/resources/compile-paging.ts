@@ -1,6 +1,7 @@
 import type { PagingConfig } from '../config/types.ts';
 import { JsonPointer } from './json-pointer.ts';
-import { BodyCursor, LinkHeaderCursor, OFFSET_LIMIT, OffsetNames, PageNumbers, type CursorUpstream, type OffsetUpstream } from './page-asks.ts';
+import { BodyCursor, LinkHeaderCursor, type CursorUpstream } from './cursor-pages.ts';
+import { OFFSET_LIMIT, OffsetNames, PageNumbers, type OffsetUpstream } from './page-asks.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT } from './page-query.ts';
 
 /** A paged collection's paging, compiled: the public limits and the upstream's side of one style. */
