@@ -7,6 +7,18 @@ import { problemResponses, SHARED_RESPONSES } from './problems.ts';
 
 export const SECURITY_SCHEME = 'bearerAuth';
 
+/** One parameter as OpenAPI writes it; a comma-separated list says so (style form, not exploded). */
+function parameterOf(p: ParamDoc): Record<string, unknown> {
+  return {
+    name: p.name,
+    in: p.in,
+    required: p.required,
+    description: p.description,
+    schema: p.schema,
+    ...(p.explode === false ? { style: 'form', explode: false } : {}),
+  };
+}
+
 /** Problems any authorized route may answer with, besides its own. */
 const AUTH_ERRORS: readonly HgErrorCode[] = [
   'HG_ERR_AUTH_INVALID_REQUEST',
@@ -34,9 +46,7 @@ export function openApiPath(routePath: string): string {
 }
 
 function parameters(params: readonly ParamDoc[]): Record<string, unknown> {
-  return params.length > 0
-    ? { parameters: params.map((p) => ({ name: p.name, in: p.in, required: p.required, description: p.description, schema: p.schema })) }
-    : {};
+  return params.length > 0 ? { parameters: params.map(parameterOf) } : {};
 }
 
 /** A write's operation: its request body, success answers and problems. */
@@ -62,7 +72,7 @@ function writeOperation(
     description: doc.description,
     ...parameters(doc.params),
     ...(write.body === null ? {} : { requestBody: { required: true, content: { [write.body.mediaType]: { schema: write.body.schema } } } }),
-    security: doc.scopes.length > 0 ? [{ [SECURITY_SCHEME]: [...doc.scopes] }] : [],
+    security: securityOf(doc),
     responses: { ...answers, ...problemResponses(errors, doc.notFound) },
   };
 }
@@ -77,19 +87,13 @@ function passthroughOperation(
   errors: readonly HgErrorCode[],
 ): Record<string, unknown> {
   const { passthrough } = doc;
-  const security = [{ [SECURITY_SCHEME]: [...doc.scopes] }];
   return {
     operationId: doc.operationId,
     summary: method === 'HEAD' ? `${doc.summary} (headers only)` : doc.summary,
     description: doc.description,
-    ...(doc.params.length > 0
-      ? { parameters: doc.params.map((p) => ({ name: p.name, in: p.in, required: p.required, description: p.description, schema: p.schema })) }
-      : {}),
-    ...(passthrough.body
-      ? { requestBody: { required: false, description: 'Streamed to the upstream as it arrives.', content: { '*/*': { schema: {} } } } }
-      : {}),
-    // An empty requirement: the operation may be called without credentials (OpenAPI 3.1 section 4.8.10).
-    security: passthrough.public ? [{}, ...security] : security,
+    ...(doc.params.length > 0 ? { parameters: doc.params.map((p) => ({ name: p.name, in: p.in, required: p.required, description: p.description, schema: p.schema })) } : {}),
+    ...(passthrough.body ? { requestBody: { required: false, description: 'Streamed to the upstream as it arrives.', content: { '*/*': { schema: {} } } } } : {}),
+    security: securityOf(doc),
     responses: {
       ...(passthrough.websocket
         ? { '101': { description: 'Switching Protocols: the WebSocket handshake the upstream accepted; the connection is tunnelled from then on.' } }
@@ -102,6 +106,16 @@ function passthroughOperation(
       default: { description: doc.ok.description },
     },
   };
+}
+
+/**
+ * The operation's security requirements: its scopes under bearer, and for a public read also an
+ * empty requirement, which says it may be called without credentials (OpenAPI 3.1 section 4.8.10).
+ */
+function securityOf(doc: RouteDoc): Record<string, string[]>[] {
+  if (doc.scopes.length === 0) return [];
+  const bearer = { [SECURITY_SCHEME]: [...doc.scopes] };
+  return doc.public === true ? [{}, bearer] : [bearer];
 }
 
 function operation(method: RouteDef['method'], doc: RouteDoc, rateLimited: boolean): Record<string, unknown> {
@@ -122,7 +136,7 @@ function operation(method: RouteDef['method'], doc: RouteDoc, rateLimited: boole
     summary: head ? `${doc.summary} (headers only)` : doc.summary,
     description: doc.description,
     ...parameters([...doc.params, ...READ_CONDITIONS]),
-    security: doc.scopes.length > 0 ? [{ [SECURITY_SCHEME]: [...doc.scopes] }] : [],
+    security: securityOf(doc),
     responses: {
       '200': { description: doc.ok.description, headers: READ_HEADERS, ...(head ? {} : { content }) },
       '304': { description: 'Not Modified: If-None-Match matched the current ETag.', headers: READ_HEADERS },

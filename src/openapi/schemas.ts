@@ -57,8 +57,10 @@ function resourceSchemas(r: CompiledResource): Record<string, JsonSchema> {
   if (c === null) return out;
   const list = `${name}${c.paged ? 'Page' : 'List'}`;
   const declared = c.links.map((l) => l.rel);
-  const pageRequired = c.paged ? ['self', 'first', ...(c.total === null ? [] : ['last'])] : ['self'];
-  const pageOptional = c.paged ? ['prev', 'next', ...(c.total === null ? ['last'] : [])] : [];
+  // last needs a position: offset and page styles with a total; cursor and link styles have none.
+  const byPosition = c.paging !== null && c.paging.offset !== null;
+  const pageRequired = c.paged ? ['self', 'first', ...(c.total !== null && byPosition ? ['last'] : [])] : ['self'];
+  const pageOptional = c.paged ? ['prev', 'next', ...(c.total === null && byPosition ? ['last'] : [])] : [];
   const total = c.total === null ? {} : { total: { type: 'integer', minimum: 0 } };
   const totalRequired = c.total === null ? [] : ['total'];
   out[list] = {
@@ -82,11 +84,14 @@ function resourceSchemas(r: CompiledResource): Record<string, JsonSchema> {
 export function componentSchemas(table: ResourceTable, root: Resource): Record<string, JsonSchema> {
   const rootRels = Object.keys(root.links);
   const rootLinks = Object.fromEntries(Object.entries(root.links).map(([rel, link]) => [rel, typeof link === 'string' ? path : templatedJson]));
+  // The root's own fields: only `public` (the relations anyone may read), when some resource is public.
+  const rootFields: Record<string, JsonSchema> =
+    root.fields['public'] === undefined ? {} : { public: { type: 'array', items: { type: 'string' }, description: 'Relations of links whose reads need no credentials.' } };
   return {
     HalLink: { type: 'object', required: ['href'], properties: { href: { type: 'string' }, templated: { type: 'boolean' } } },
     ...(Object.assign({}, ...table.resources.map(resourceSchemas)) as Record<string, JsonSchema>),
-    ApiRoot: { type: 'object', required: ['links'], properties: { links: { type: 'object', required: rootRels, properties: rootLinks } } },
-    ApiRootHal: { type: 'object', required: ['_links'], properties: { _links: links(rootRels, [], halLink) } },
+    ApiRoot: { type: 'object', required: ['links'], properties: { ...rootFields, links: { type: 'object', required: rootRels, properties: rootLinks } } },
+    ApiRootHal: { type: 'object', required: ['_links'], properties: { ...rootFields, _links: links(rootRels, [], halLink) } },
     OpenApiDocument: {
       type: 'object',
       description: 'This document (OpenAPI 3.1).',

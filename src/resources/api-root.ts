@@ -16,15 +16,24 @@ export { API_ROOT, OPENAPI_PATH };
  * Everything a client may start from: the only URL a hypermedia client needs to know. From the
  * table: each collection whose path has no parameter, under the resource's name, and each item
  * template under the resource's rel (RFC 6570, templated); then this document's description.
+ * When some resource is public, `public` lists the relations anyone may read without credentials.
  */
 export function apiRootResource(table: ResourceTable): Resource {
   const links: Record<string, Link> = { self: API_ROOT };
+  // Relations whose reads need no credentials (public resources), so a client knows before it tries.
+  const open: string[] = [];
   for (const r of table.resources) {
-    if (r.collection !== null && r.collection.path.params.length === 0) links[r.name] = r.collection.path.text;
-    if (r.rel !== null) links[r.rel] = { href: r.item.text, templated: true };
+    if (r.collection !== null && r.collection.path.params.length === 0) {
+      links[r.name] = r.collection.path.text;
+      if (r.public) open.push(r.name);
+    }
+    if (r.rel !== null) {
+      links[r.rel] = { href: r.item.text, templated: true };
+      if (r.public) open.push(r.rel);
+    }
   }
   links['describedby'] = OPENAPI_PATH;
-  return { fields: {}, links };
+  return { fields: open.length === 0 ? {} : { public: open }, links };
 }
 
 /** The API root's path has no parameters. */

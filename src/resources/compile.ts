@@ -1,10 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { ClaimTable } from '../auth/claims.ts';
-import type { Config, FieldTypeName, ResourceConfig, WriteOrReadMethod } from '../config/types.ts';
+import type { CollectionConfig, Config, FieldTypeName, ResourceConfig, WriteOrReadMethod } from '../config/types.ts';
 import { HgError } from '../lib/errors.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { UpstreamServices } from '../upstream/services.ts';
 import { JsonPointer } from './json-pointer.ts';
+import { compilePaging, type CompiledPaging } from './compile-paging.ts';
+import { declarationText } from './declaration-text.ts';
+import { QueryModel } from './query-model.ts';
+import { splitTemplate } from './query-text.ts';
 import { compileSchemaFile, type SchemaValidators } from './json-schema.ts';
 import { notFoundIdentity, ownerNoun } from './naming.ts';
 import { OWN_PATHS } from './own-paths.ts';
@@ -34,14 +38,29 @@ export interface CompiledLink {
   readonly targets: readonly LinkTarget[];
 }
 
+/** Where a collection's total count is: a pointer into the body, or a response header (lower case). */
+export type TotalSource = { readonly pointer: JsonPointer; readonly header?: undefined } | { readonly header: string; readonly pointer?: undefined };
+
 export interface CompiledCollection {
   readonly path: PathTemplate;
   readonly types: readonly ParamType[];
-  /** The upstream path of the collection, from the collection's values. */
+  /** The upstream path of the collection, from the collection's values (without its fixed query). */
   readonly upstream: Projection;
+  /** The fixed query of the upstream template (`per_page=100`), '' for none. */
+  readonly fixedQuery: string;
   readonly items: JsonPointer;
-  readonly total: JsonPointer | null;
+  readonly total: TotalSource | null;
   readonly paged: boolean;
+  /** How the upstream pages; null for a collection answered whole. */
+  readonly paging: CompiledPaging | null;
+  /** The declared query parameters; null when none are declared. */
+  readonly query: QueryModel | null;
+  /**
+   * Declares nothing a request's query must be read for beyond today's offset and limit (no
+   * declared parameters, no fixed query, offset paging under the shipped names and limits, or a
+   * whole list): such a collection is served by the shipped code path, which reads no other query.
+   */
+  readonly plain: boolean;
   readonly cacheItems: boolean;
   /** An upstream 404 for it: a 404 for a collection below an item (that item may not exist), a 502 for a top-level one (the upstream lacks it). */
   readonly nested: boolean;
@@ -85,7 +104,12 @@ export interface CompiledResource {
   /** Parameter types, in the item path's order; the last parameter names the item. */
   readonly types: readonly ParamType[];
   readonly identityField: string;
+  /** The upstream path of one item (without its fixed query). */
   readonly upstream: Projection;
+  /** The fixed query of the item's upstream template, '' for none. */
+  readonly fixedQuery: string;
+  /** The declared query parameters of an item; null when none are declared (its query is then ignored, as before). */
+  readonly query: QueryModel | null;
   readonly service: UpstreamClient;
   readonly record: JsonPointer;
   readonly fields: readonly string[];
@@ -93,6 +117,8 @@ export interface CompiledResource {
   readonly exposeFields: readonly string[];
   readonly links: readonly CompiledLink[];
   readonly scope: string;
+  /** Its reads (item and collection) need no credentials. */
+  readonly public: boolean;
   /** The owner rule: the claim's index in the ClaimTable, the parameter's index in the item path, and what it owns in words (ownerNoun). */
   readonly owner: { readonly claim: number; readonly param: number; readonly noun: string } | null;
   readonly maxAgeSeconds: number;
@@ -127,6 +153,18 @@ export interface ResourceTable {
 
 const BELOW = 'below:';
 const PAGES = 'pages:';
+/** Every cached spelling of an item with declared query parameters (`/api/products/7?lang=de`). */
+const QUERIED = 'queried:';
+
+/** The declared parameters, or null when there are none: then no request reads them. */
+function queryModel(declared: ResourceConfig['query']): QueryModel | null {
+  return Object.keys(declared).length === 0 ? null : new QueryModel(declared);
+}
+
+function totalSource(total: CollectionConfig['total']): TotalSource | null {
+  if (total === null) return null;
+  return typeof total === 'string' ? { pointer: JsonPointer.compile(total) } : { header: total.header.toLowerCase() };
+}
 
 function compileLinks(links: Readonly<Record<string, string>>, params: readonly string[], declared: readonly LinkTarget[]): CompiledLink[] {
   return Object.entries(links).map(([rel, text]) => {
@@ -187,8 +225,14 @@ function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): Com
   const parent = known.find((k) => k.template.shape === parentShape)?.singular;
   const detail = `No ${singular} exists with this ${params[params.length - 1]}${parent === undefined ? '' : ` for this ${parent}`}.`;
   const ownerClaim = r.owner === null ? null : (r.owner.claim ?? config.auth.ownerClaim);
-  const owner = r.owner === null || ownerClaim === null ? null : { claim: claims.indexOf(ownerClaim), param: params.indexOf(r.owner.param), noun: ownerNoun(r.owner.param, params, singular) };
-  const groupsOf = (projections: readonly Projection[]) => (values: readonly ParamValue[]): string[] => projections.map((p) => BELOW + p.build(values));
+  const owner =
+    r.owner === null || ownerClaim === null
+      ? null
+      : { claim: claims.indexOf(ownerClaim), param: params.indexOf(r.owner.param), noun: ownerNoun(r.owner.param, params, singular) };
+  const groupsOf =
+    (projections: readonly Projection[]) =>
+    (values: readonly ParamValue[]): string[] =>
+      projections.map((p) => BELOW + p.build(values));
   let collection: CompiledCollection | null = null;
   let collectionOfItem: Projection | null = null;
   if (r.collection !== null) {
@@ -199,13 +243,21 @@ function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): Com
     const nearest = above[above.length - 1];
     const pagesGroup = (values: readonly ParamValue[]): string => PAGES + path.build(values);
     collectionOfItem = new Projection(params, path);
+    const upstream = splitTemplate(c.upstream);
+    const paging = c.paged ? compilePaging(c.paging) : null;
+    const query = queryModel(c.query);
+    const total = totalSource(c.total);
     collection = {
       path,
       types: path.params.map((p) => r.params[p] as ParamType),
-      upstream: new Projection(path.params, PathTemplate.parse(c.upstream)),
+      upstream: new Projection(path.params, PathTemplate.parse(upstream.path)),
+      fixedQuery: upstream.query,
       items: JsonPointer.compile(c.items),
-      total: c.total === null ? null : JsonPointer.compile(c.total),
+      total,
       paged: c.paged,
+      paging,
+      query,
+      plain: query === null && upstream.query === '' && (paging === null || paging.shipped) && total?.header === undefined,
       cacheItems: c.cacheItems,
       nested: path.params.length > 0,
       links: compileLinks(c.links, path.params, targets),
@@ -221,18 +273,26 @@ function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): Com
       storesMemberAt: (memberPath) => c.cacheItems && routesMatching(memberPath) === 1,
     };
   }
-  const declaration = JSON.stringify(r);
+  const declaration = declarationText(r);
+  const itemUpstream = splitTemplate(r.upstream);
+  const itemQuery = queryModel(r.query);
+  const itemGroups = groupsOf(ancestors);
   const maxAgeSeconds = r.maxAgeSeconds ?? config.cache.maxAgeSeconds;
   return {
     name,
     declaration,
-    fingerprint: createHash('sha256').update(JSON.stringify([name, declaration, maxAgeSeconds])).digest('base64url').slice(0, 22),
+    fingerprint: createHash('sha256')
+      .update(JSON.stringify([name, declaration, maxAgeSeconds]))
+      .digest('base64url')
+      .slice(0, 22),
     singular,
     rel: r.rel,
     item,
     types,
     identityField: params[params.length - 1] as string,
-    upstream: new Projection(params, PathTemplate.parse(r.upstream)),
+    upstream: new Projection(params, PathTemplate.parse(itemUpstream.path)),
+    fixedQuery: itemUpstream.query,
+    query: itemQuery,
     service: services.get(r.service),
     record: JsonPointer.compile(r.record),
     fields: r.fields,
@@ -240,6 +300,7 @@ function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): Com
     exposeFields: r.exposeFields,
     links: compileLinks(r.links, params, targets),
     scope: r.scope ?? config.auth.requiredScope,
+    public: r.public,
     owner,
     maxAgeSeconds,
     collection,
@@ -248,9 +309,11 @@ function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): Com
     requireIfMatch: r.requireIfMatch,
     idempotencyRequired: r.idempotency === 'required',
     schema: r.schema === null ? null : compileSchemaFile(r.schema),
-    groups: groupsOf(ancestors),
+    // An item read with a query is cached under each spelling: a change to the item drops them all.
+    groups: itemQuery === null ? itemGroups : (values) => [QUERIED + item.build(values), ...itemGroups(values)],
     invalidation: (path, values, below) => {
       const groups = below ? [BELOW + path] : [];
+      if (itemQuery !== null) groups.push(QUERIED + path);
       if (collectionOfItem !== null) groups.push(PAGES + collectionOfItem.build(values));
       return { keys: [path], groups };
     },

@@ -3,6 +3,8 @@ import { compileSchemaFile } from './json-schema.ts';
 import { sharedPath, type TypedTemplate } from './overlap.ts';
 import { OWN_PATHS } from './own-paths.ts';
 import type { ParamType } from './params.ts';
+import { checkCollectionQuery, checkQuery, upstreamPath } from './query-checks.ts';
+import { splitTemplate, fixedQueryNames } from './query-text.ts';
 import { PathTemplate } from './template.ts';
 import { closest } from '../config/closest.ts';
 import { servicesOf } from '../config/service-checks.ts';
@@ -38,6 +40,25 @@ function paramsWithin(t: PathTemplate | null, known: readonly string[], key: str
   }
 }
 
+/**
+ * A public resource's reads are answered to anyone from one shared cache entry, so nothing may make
+ * them depend on who asks: an owner rule in force (an anonymous caller owns nothing, so its reads
+ * would all be refused), or a service that is told the caller's identity (an answer fetched with
+ * one caller's claims or token would be served to everyone).
+ */
+function checkPublic(at: string, r: ResourceConfig, config: Config, problems: string[]): void {
+  if (!r.methods.includes('GET')) problems.push(`${at}.public: lets only GET and HEAD through without credentials, and ${at}.methods has no "GET"`);
+  const ownerClaim = r.owner === null ? null : (r.owner.claim ?? config.auth.ownerClaim);
+  if (ownerClaim !== null) problems.push(`${at}.public: an anonymous caller owns nothing, so the owner rule (claim "${ownerClaim}") would refuse every public read; set ${at}.owner to null, or drop public`);
+  const service = servicesOf(config).get(r.service);
+  if (service === undefined) return; // named by the service check
+  const forwarded = [...(Object.keys(service.forwardClaims).length > 0 ? ['forwardClaims'] : []), ...(service.forwardAuthorization ? ['forwardAuthorization'] : [])];
+  if (forwarded.length > 0) {
+    const key = r.service === 'upstream' ? 'upstream' : `upstreams.${r.service}`;
+    problems.push(`${at}.public: the service "${r.service}" is told who asks (${forwarded.map((f) => `${key}.${f}`).join(', ')}), so one caller's answer would be shared with anonymous callers; serve it from a service without them, or drop public`);
+  }
+}
+
 /** A template the table already holds, with what to call it in a problem. */
 interface Claimed {
   readonly typed: TypedTemplate;
@@ -70,14 +91,18 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
   const item = template(r.path, `${at}.path`, problems);
   const params = item?.params ?? [];
   if (item !== null && params.length === 0) problems.push(`${at}.path: an item path needs a parameter (its last one names the item)`);
-  for (const param of params) if (r.params[param] === undefined) problems.push(`${at}.params.${param}: the path parameter {${param}} has no type ("integer" or "string")`);
-  for (const param of Object.keys(r.params)) if (item !== null && !params.includes(param)) problems.push(`${at}.params.${param}: not a parameter of ${at}.path`);
-  const upstream = template(r.upstream, `${at}.upstream`, problems);
+  for (const param of params)
+    if (r.params[param] === undefined) problems.push(`${at}.params.${param}: the path parameter {${param}} has no type ("integer" or "string")`);
+  for (const param of Object.keys(r.params))
+    if (item !== null && !params.includes(param)) problems.push(`${at}.params.${param}: not a parameter of ${at}.path`);
+  const upstream = template(upstreamPath(r.upstream, `${at}.upstream`, problems), `${at}.upstream`, problems);
+  checkQuery(r.query, `${at}.query`, false, fixedQueryNames(splitTemplate(r.upstream).query), problems);
   paramsWithin(upstream, params, `${at}.upstream`, `${at}.path`, problems);
   const itemParam = params[params.length - 1];
   // Without the item's own parameter every item would be read from one and the same upstream path
   // (said only when no unknown name is, which is the likelier slip: {skuu} for {sku}).
-  if (upstream !== null && itemParam !== undefined && !upstream.params.includes(itemParam) && upstream.params.every((p) => params.includes(p))) problems.push(`${at}.upstream: must name the item's own parameter {${itemParam}} (else every item reads the same upstream path)`);
+  if (upstream !== null && itemParam !== undefined && !upstream.params.includes(itemParam) && upstream.params.every((p) => params.includes(p)))
+    problems.push(`${at}.upstream: must name the item's own parameter {${itemParam}} (else every item reads the same upstream path)`);
   if (!servicesOf(config).has(r.service)) problems.push(`${at}.service: "${r.service}" is not a declared service ("upstream" or a key of upstreams)`);
   pointer(r.record, `${at}.record`, problems);
   for (const key of ['fields', 'exposeFields'] as const) {
@@ -113,6 +138,7 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
       problems.push(`${at}.schema: ${(err as Error).message}`);
     }
   }
+  if (r.public) checkPublic(at, r, config, problems);
   if (r.owner !== null && item !== null && !params.includes(r.owner.param)) problems.push(`${at}.owner.param: {${r.owner.param}} is not a parameter of ${at}.path`);
   claimPaths(item, r.params, `${at}.path`, claimed, problems);
   const c = r.collection;
@@ -120,14 +146,33 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
   const collection = template(c.path, `${at}.collection.path`, problems);
   claimPaths(collection, r.params, `${at}.collection.path`, claimed, problems);
   const identity = params[params.length - 1];
-  paramsWithin(collection, params.filter((p) => p !== identity), `${at}.collection.path`, `${at}.path (other than the item's own {${identity}})`, problems);
+  paramsWithin(
+    collection,
+    params.filter((p) => p !== identity),
+    `${at}.collection.path`,
+    `${at}.path (other than the item's own {${identity}})`,
+    problems,
+  );
   const collectionParams = collection?.params ?? [];
-  paramsWithin(template(c.upstream, `${at}.collection.upstream`, problems), collectionParams, `${at}.collection.upstream`, `${at}.collection.path`, problems);
+  paramsWithin(
+    template(upstreamPath(c.upstream, `${at}.collection.upstream`, problems), `${at}.collection.upstream`, problems),
+    collectionParams,
+    `${at}.collection.upstream`,
+    `${at}.collection.path`,
+    problems,
+  );
   pointer(c.items, `${at}.collection.items`, problems);
-  pointer(c.total, `${at}.collection.total`, problems);
+  checkCollectionQuery(c, `${at}.collection`, problems);
   for (const [rel, text] of Object.entries(c.links)) {
-    if (RESERVED_RELS.has(rel) || (c.paged && ['first', 'prev', 'next', 'last'].includes(rel))) problems.push(`${at}.collection.links.${rel}: the gateway sets this relation itself`);
-    paramsWithin(template(text, `${at}.collection.links.${rel}`, problems), collectionParams, `${at}.collection.links.${rel}`, `${at}.collection.path`, problems);
+    if (RESERVED_RELS.has(rel) || (c.paged && ['first', 'prev', 'next', 'last'].includes(rel)))
+      problems.push(`${at}.collection.links.${rel}: the gateway sets this relation itself`);
+    paramsWithin(
+      template(text, `${at}.collection.links.${rel}`, problems),
+      collectionParams,
+      `${at}.collection.links.${rel}`,
+      `${at}.collection.path`,
+      problems,
+    );
   }
 }
 
@@ -166,7 +211,11 @@ export function checkResources(config: Config, problems: string[]): void {
     checkResource(name, resource, config, problems, claimed);
     const linked: [string, string][] = [];
     if (resource.rel !== null) linked.push([resource.rel, `resources.${name}.rel`]);
-    if (resource.collection !== null && PathTemplate.problem(resource.collection.path) === null && PathTemplate.parse(resource.collection.path).params.length === 0) {
+    if (
+      resource.collection !== null &&
+      PathTemplate.problem(resource.collection.path) === null &&
+      PathTemplate.parse(resource.collection.path).params.length === 0
+    ) {
       linked.push([name, `resources.${name} (its collection is linked from the API root under the resource's name)`]);
     }
     for (const [rel, key] of linked) {

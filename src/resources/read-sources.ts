@@ -7,7 +7,8 @@ import type { CompiledCollection, CompiledResource } from './compile.ts';
 import type { EntryStore } from './entry-store.ts';
 import type { ParamValue } from './params.ts';
 import type { ReadThrough } from './read-through.ts';
-import { itemFromRecord, pageFromBody, type Paging } from './record.ts';
+import type { PageAsk, UpstreamSpot } from './page-asks.ts';
+import { itemFromRecord, pageFromBody } from './record.ts';
 import type { Source } from './source.ts';
 
 /** Does the resource take any write (POST, PUT, PATCH, DELETE)? */
@@ -25,7 +26,9 @@ export function itemSource(r: CompiledResource, entries: EntryStore): Source {
     groups: (values) => r.groups(values),
     claimProblem: (claims) => r.service.claimProblem(claims),
     load: async (path, values, call, ticket) => {
-      const result = await r.service.getJson(r.upstream.build(values), call, (json) => itemFromRecord(r, r.record.resolve(json), values, path));
+      const result = await r.service.getJson(r.upstream.build(values) + itemQuery(r, path), call, (json) =>
+        itemFromRecord(r, r.record.resolve(json), values, path),
+      );
       if (!result.found) throw entries.storeAbsent(path, r.groups(values), source, ticket);
       const validator = result.etag === null ? null : { upstream: result.etag, suffixes };
       return entries.store(path, result.value, {
@@ -38,6 +41,18 @@ export function itemSource(r: CompiledResource, entries: EntryStore): Source {
     },
   };
   return source;
+}
+
+/**
+ * The upstream query of the item at `path` (its cache key): the fixed query of its upstream
+ * template and, when it declares query parameters, the key's canonical query under the upstream's
+ * names. '' for an item that has neither (the shipped ones).
+ */
+function itemQuery(r: CompiledResource, path: string): string {
+  if (r.query === null) return r.fixedQuery === '' ? '' : `?${r.fixedQuery}`;
+  const q = path.indexOf('?');
+  const text = r.query.upstreamOf(q === -1 ? '' : path.slice(q + 1), r.fixedQuery);
+  return text === '' ? '' : `?${text}`;
 }
 
 /** The read-through of each declared item, so a collection can ask whether the item it lies below exists. */
@@ -55,15 +70,16 @@ export class CollectionSource implements Source {
   readonly #r: CompiledResource;
   readonly #c: CompiledCollection;
   readonly #entries: EntryStore;
-  readonly #paging: Paging | null;
+  readonly #ask: PageAsk | null;
   readonly #items: ItemReaders;
 
-  constructor(r: CompiledResource, c: CompiledCollection, entries: EntryStore, paging: Paging | null, items: ItemReaders) {
+  /** `ask`: the page asked for (its upstream query and links); null for a collection answered whole without declared parameters. */
+  constructor(r: CompiledResource, c: CompiledCollection, entries: EntryStore, ask: PageAsk | null, items: ItemReaders) {
     this.takesWrites = takesWrites(r);
     this.#r = r;
     this.#c = c;
     this.#entries = entries;
-    this.#paging = paging;
+    this.#ask = ask;
     this.#items = items;
   }
 
@@ -91,10 +107,12 @@ export class CollectionSource implements Source {
   async load(key: string, values: readonly ParamValue[], call: UpstreamCall, ticket: number): Promise<CacheEntry> {
     const r = this.#r;
     const c = this.#c;
-    const paging = this.#paging;
+    const ask = this.#ask;
     const entries = this.#entries;
-    const query = paging === null ? '' : `?offset=${paging.offset}&limit=${paging.limit}`;
-    const result = await r.service.getJson(c.upstream.build(values) + query, call, (json) => pageFromBody(r, c, json, values, paging));
+    const query = ask !== null ? ask.upstreamQuery() : c.fixedQuery === '' ? '' : `?${c.fixedQuery}`;
+    const path = c.upstream.build(values);
+    const spot: UpstreamSpot = { who: r.service.who, origin: r.service.origin, path: r.service.basePath + path };
+    const result = await r.service.getJson(path + query, call, (json, headers) => pageFromBody(r, c, json, headers, values, ask, spot));
     if (!result.found) {
       if (!c.nested) throw this.notFound();
       const parent = c.parent();

@@ -71,6 +71,11 @@ export class UpstreamClient {
   readonly #basePath: string;
   readonly #timeoutMs: number;
 
+  /** The path of the service's URL (without a trailing `/`), which every request path follows. */
+  get basePath(): string {
+    return this.#basePath;
+  }
+
   /** The one deadline of a request to this service, in ms (upstream.timeoutMs). */
   get timeoutMs(): number {
     return this.#timeoutMs;
