@@ -16,20 +16,8 @@ import { RequestHeaders, setHeader } from './request-headers.ts';
 
 // The client's surface: what its callers read and pass.
 export type { Decode, UpstreamResult, WriteResult };
-
-/** A write request: its body (sent byte for byte as validated) and the conditions to forward. */
-export interface WriteRequest {
-  readonly method: 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  readonly body?: Buffer | undefined;
-  readonly contentType?: string | undefined;
-  /** If-Match as the upstream must see it: its own validators, or "*". */
-  readonly ifMatch?: string | undefined;
-  /** If-None-Match as the upstream must see it: its own validators, or "*". */
-  readonly ifNoneMatch?: string | undefined;
-  /** If-Unmodified-Since, an IMF-fixdate: the upstream holds the modification date. */
-  readonly ifUnmodifiedSince?: string | undefined;
-  readonly idempotencyKey?: string | undefined;
-}
+export type { WriteRequest } from './write-request.ts';
+import type { WriteRequest } from './write-request.ts';
 
 /** Naming and forwarding for one service (everything but its connection settings). */
 export interface ServiceOptions {
