@@ -30,6 +30,18 @@ const OWNER = section(
   { nullable: true, default: null, doc: 'Owner rule: a token reads only items whose parameter equals its claim, unless it holds `auth.readAnyScope`.' },
 );
 
+const VARY = section(
+  {
+    claims: strings({ default: [], doc: 'Token claims the answer depends on, e.g. `["tenant"]`: each identity (combination of their values) has its own cache entries.' }),
+    headers: strings({ default: [], doc: 'Request headers the answer depends on, e.g. `["Accept-Language"]`: part of the cache key (values trimmed, inner spaces collapsed, lower-cased) and named in `Vary`.' }),
+  },
+  {
+    nullable: true,
+    default: null,
+    doc: 'What the answer varies with (see [Identity-aware caching](caching.md#identity-aware-caching)). `null`: what the service forwards (its `forwardClaims` claims, `sub` with `forwardAuthorization`, its `forwardHeaders`), unless `sharedAcrossIdentities`.',
+  },
+);
+
 /**
  * resources.<name>: the keys a declaration may have (README "Declaring resources"); a key without
  * a default must be set. Checks that need the resources engine (templates, pointers, colliding
@@ -56,5 +68,7 @@ export const RESOURCE = section({
   writeScope: nonEmptyString({ nullable: true, default: null, doc: 'Scope a write needs; `null`: `<name>:write` (e.g. `customers:write`).' }),
   requireIfMatch: boolean({ default: false, doc: '`PUT`, `PATCH` and `DELETE` without `If-Match` get 428 before anything is sent.' }),
   idempotency: string({ oneOf: ['optional', 'required'], default: 'optional', doc: '`"required"`: a `POST` without `Idempotency-Key` is a 400.' }),
+  vary: VARY,
+  sharedAcrossIdentities: boolean({ default: false, doc: '`true`: the answer does not depend on the identity the service is sent (forwarded claims, token or headers), so all clients share one cache entry per path. Not allowed together with `vary`.' }),
   schema: path({ nullable: true, default: null, doc: 'A JSON Schema (draft 2020-12) file request bodies are validated against (relative to the config file); failures are 422s listing each field.' }),
 });

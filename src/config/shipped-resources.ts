@@ -27,6 +27,8 @@ export const SHIPPED_RESOURCES: Readonly<Record<string, ValueOf<typeof RESOURCE>
     writeScope: null,
     requireIfMatch: true,
     idempotency: 'optional',
+    vary: null,
+    sharedAcrossIdentities: false,
     schema: null,
   },
   orders: {
@@ -57,6 +59,8 @@ export const SHIPPED_RESOURCES: Readonly<Record<string, ValueOf<typeof RESOURCE>
     writeScope: null,
     requireIfMatch: false,
     idempotency: 'optional',
+    vary: null,
+    sharedAcrossIdentities: false,
     schema: null,
   },
 };

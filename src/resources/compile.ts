@@ -6,6 +6,7 @@ import type { UpstreamClient } from '../upstream/client.ts';
 import type { UpstreamServices } from '../upstream/services.ts';
 import { JsonPointer } from './json-pointer.ts';
 import { compileSchemaFile, type SchemaValidators } from './json-schema.ts';
+import { compileVary, withVariants, type CompiledVary } from './identity.ts';
 import { notFoundIdentity, ownerNoun } from './naming.ts';
 import type { ParamType, ParamValue } from './params.ts';
 import { ancestorsOf, Projection } from './projection.ts';
@@ -106,6 +107,11 @@ export interface CompiledResource {
   invalidation(path: string, values: readonly ParamValue[], below: boolean): { keys: string[]; groups: string[] };
   /** The 404 the upstream's "no such item" becomes. */
   notFound(): HgError;
+  /**
+   * What its answers vary with (identity.ts): null for one that varies with nothing, whose routes
+   * key the cache by path alone. Chosen here, once, so a hit on such a resource does no more work.
+   */
+  readonly vary: CompiledVary | null;
 }
 
 /** The compiled table: the router, the API root, the OpenAPI document and purge all read it. */
@@ -209,7 +215,11 @@ function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): Com
       },
     };
   }
-  const declaration = JSON.stringify(r);
+  // What the answer varies with changes its cache key, not its rendering: left out, so declaring
+  // it changes no ETag and no fingerprint.
+  const { vary: _vary, sharedAcrossIdentities: _shared, ...rendered } = r;
+  const declaration = JSON.stringify(rendered);
+  const vary = compileVary(config, r, claims);
   const maxAgeSeconds = r.maxAgeSeconds ?? config.cache.maxAgeSeconds;
   return {
     name,
@@ -240,8 +250,9 @@ function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): Com
     invalidation: (path, values, below) => {
       const groups = below ? [BELOW + path] : [];
       if (collectionOfItem !== null) groups.push(PAGES + collectionOfItem.build(values));
-      return { keys: [path], groups };
+      return vary === null ? { keys: [path], groups } : withVariants({ keys: [path], groups });
     },
+    vary,
     notFound: () => new HgError('HG_ERR_RESOURCE_NOT_FOUND', { detail, identity }),
   };
 }

@@ -13,6 +13,8 @@ export const ROOT_RELS = ['self', 'describedby'] as const;
 /** Paths the gateway answers itself. */
 const FIXED_PATHS = ['/api', '/api/openapi.json'];
 const NAME = /^[A-Za-z][A-Za-z0-9_-]*$/;
+/** A header field name (RFC 9110 section 5.1: a token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const REL = /^[A-Za-z][A-Za-z0-9._-]*$/;
 
 /** Parses a template, or records why it is not one under `key`; null then. */
@@ -52,6 +54,8 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
   if (upstream !== null && itemParam !== undefined && !upstream.params.includes(itemParam) && upstream.params.every((p) => params.includes(p))) problems.push(`${at}.upstream: must name the item's own parameter {${itemParam}} (else every item reads the same upstream path)`);
   if (!servicesOf(config).has(r.service)) problems.push(`${at}.service: "${r.service}" is not a declared service ("upstream" or a key of upstreams)`);
   pointer(r.record, `${at}.record`, problems);
+  if (r.vary !== null && r.sharedAcrossIdentities) problems.push(`${at}.sharedAcrossIdentities: not allowed together with ${at}.vary (one says what the answer depends on, the other that it depends on nothing)`);
+  for (const header of r.vary?.headers ?? []) if (!HEADER_NAME.test(header)) problems.push(`${at}.vary.headers: "${header}" is not a header name`);
   for (const key of ['fields', 'exposeFields'] as const) {
     for (const field of r[key]) if (RESERVED_FIELDS.has(field)) problems.push(`${at}.${key}: "${field}" is always part of the representation or reserved`);
     for (const field of new Set(r[key].filter((f, i) => r[key].indexOf(f) !== i))) problems.push(`${at}.${key}: "${field}" is listed more than once`);

@@ -6,6 +6,7 @@ import type { HgResponse } from '../protocol/response.ts';
 import type { ParamDoc } from '../protocol/route-doc.ts';
 import { getAndHead, type RouteDef } from '../protocol/route.ts';
 import type { Access } from './access.ts';
+import { identityKey } from './identity.ts';
 import type { CompiledCollection, CompiledResource, ResourceTable } from './compile.ts';
 import { ReadThrough, upstreamErrors } from './read-through.ts';
 import { CollectionSource, itemSource, type ItemReaders } from './read-sources.ts';
@@ -34,14 +35,20 @@ function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access): R
   // The handler is synchronous up to a cache hit, so one array serves every request; it is
   // copied before anything waits (here, or in ReadThrough.respond on a miss).
   const scratch: ParamValue[] = [];
+  const vary = r.vary;
+  // Chosen once: a resource that varies with nothing keys its entries by path alone, as it always did.
+  const respond =
+    vary === null
+      ? (req: IncomingMessage, res: HgResponse, path: string, values: readonly ParamValue[], p: Principal): void | Promise<void> => reader.respond(req, res, path, values, p.claims)
+      : (req: IncomingMessage, res: HgResponse, path: string, values: readonly ParamValue[], p: Principal): void | Promise<void> => reader.respond(req, res, identityKey(path, vary, p.claims, req), values, p.claims);
   const read = (req: IncomingMessage, res: HgResponse, path: string): void | Promise<void> => {
     if (!r.item.match(path, r.types, scratch)) throw routeNotFound();
     const principal = access.item(req, r, scratch);
     if (principal instanceof Promise) {
       const values = scratch.slice();
-      return principal.then((p) => reader.respond(req, res, path, values, p.claims));
+      return principal.then((p) => respond(req, res, path, values, p));
     }
-    return reader.respond(req, res, path, scratch, principal.claims);
+    return respond(req, res, path, scratch, principal);
   };
   const errors: HgErrorCode[] = ['HG_ERR_ROUTE_NOT_FOUND', 'HG_ERR_RESOURCE_NOT_FOUND', ...(r.owner === null ? [] : (['HG_ERR_NOT_OWNER'] as const)), ...upstreamErrors(r.service)];
   return getAndHead(r.item.route, read, {
@@ -59,6 +66,7 @@ function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access): R
 /** GET/HEAD of a collection: a page (offset/limit, canonical self) or the whole list. */
 function collectionRoutes(r: CompiledResource, c: CompiledCollection, parts: ServingParts, access: Access, items: ItemReaders): RouteDef[] {
   const whole = c.paged ? null : new ReadThrough(parts, new CollectionSource(r, c, parts.entries, null, items));
+  const vary = r.vary;
   const read = (req: IncomingMessage, res: HgResponse, path: string): void | Promise<void> => {
     const values: ParamValue[] = [];
     if (!c.path.match(path, c.types, values)) throw routeNotFound();
@@ -66,12 +74,13 @@ function collectionRoutes(r: CompiledResource, c: CompiledCollection, parts: Ser
       if (whole !== null) {
         // The path is the target without its query: a longer target has one.
         if (req.url !== undefined && req.url.length !== path.length) refuseQuery(req.url);
-        return whole.respond(req, res, path, values, claims);
+        return whole.respond(req, res, vary === null ? path : identityKey(path, vary, claims, req), values, claims);
       }
       const paging = parsePageQuery(req.url ?? '');
       // A page has its own source (the paging it asks the upstream for).
       const page = new ReadThrough(parts, new CollectionSource(r, c, parts.entries, paging, items));
-      return page.respond(req, res, pagePath(path, paging.offset, paging.limit), values, claims);
+      const canonical = pagePath(path, paging.offset, paging.limit);
+      return page.respond(req, res, vary === null ? canonical : identityKey(canonical, vary, claims, req), values, claims);
     };
     return andThen(access.collection(req, r, values), serve);
   };

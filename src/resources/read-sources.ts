@@ -6,6 +6,7 @@ import type { UpstreamCall } from '../upstream/call.ts';
 import type { CompiledCollection, CompiledResource } from './compile.ts';
 import type { EntryStore } from './entry-store.ts';
 import type { ParamValue } from './params.ts';
+import { identityOfKey, keyGroups, pathOfKey } from './identity.ts';
 import type { ReadThrough } from './read-through.ts';
 import { itemFromRecord, pageFromBody, type Paging } from './record.ts';
 import type { Source } from './source.ts';
@@ -17,18 +18,21 @@ function takesWrites(r: CompiledResource): boolean {
 
 /** The source of one item: the upstream's record at the item's upstream path, or a cached absence. */
 export function itemSource(r: CompiledResource, entries: EntryStore): Source {
-  const suffixes = entries.suffixesOf(r.declaration);
+  const vary = entries.varyOf(r);
+  const suffixes = entries.suffixesOf(r.declaration, vary);
   const source: Source = {
-    shared: { fingerprint: r.fingerprint, maxAgeSeconds: r.maxAgeSeconds, embeddedRel: null, suffixes },
+    shared: { fingerprint: r.fingerprint, maxAgeSeconds: r.maxAgeSeconds, embeddedRel: null, suffixes, vary },
     takesWrites: takesWrites(r),
     notFound: () => r.notFound(),
     groups: (values) => r.groups(values),
     claimProblem: (claims) => r.service.claimProblem(claims),
-    load: async (path, values, call, ticket) => {
-      const result = await r.service.getJson(r.upstream.build(values), call, (json) => itemFromRecord(r, r.record.resolve(json), values, path));
-      if (!result.found) throw entries.storeAbsent(path, r.groups(values), source, ticket);
+    // `key` is the path, with the identity for a resource that varies (identity.ts).
+    load: async (key, values, call, ticket) => {
+      const result = await r.service.getJson(r.upstream.build(values), call, (json) => itemFromRecord(r, r.record.resolve(json), values, pathOfKey(key)));
+      const groups = keyGroups(key, r.groups(values));
+      if (!result.found) throw entries.storeAbsent(key, groups, source, ticket);
       const validator = result.etag === null ? null : { upstream: result.etag, suffixes };
-      return entries.store(path, result.value, { freshness: entries.upstreamFreshness(result, r.maxAgeSeconds), groups: r.groups(values), embeddedRel: null, ticket, validator });
+      return entries.store(key, result.value, { freshness: entries.upstreamFreshness(result, r.maxAgeSeconds), groups, embeddedRel: null, ticket, validator, vary });
     },
   };
   return source;
@@ -64,7 +68,7 @@ export class CollectionSource implements Source {
   /** Made when asked for (a miss), so a page's source allocates nothing more on a hit. Pages carry no validator. */
   get shared(): SharedShape {
     const r = this.#r;
-    return { fingerprint: r.fingerprint, maxAgeSeconds: r.maxAgeSeconds, embeddedRel: r.name, suffixes: null };
+    return { fingerprint: r.fingerprint, maxAgeSeconds: r.maxAgeSeconds, embeddedRel: r.name, suffixes: null, vary: this.#entries.varyOf(r) };
   }
 
   notFound(): HgError {
@@ -95,11 +99,18 @@ export class CollectionSource implements Source {
       const parentReader = parent === null ? undefined : this.#items.get(parent.resource);
       // Throws the parent's own 404 (customer-not-found) when it is the parent that is missing.
       if (parent !== null && parentReader !== undefined) await parentReader.fetch(parent.path.build(values), parent.path.values(values), call);
-      throw entries.storeAbsent(key, c.groups(values), this, ticket);
+      throw entries.storeAbsent(key, keyGroups(key, c.groups(values)), this, ticket);
     }
     const freshness = entries.upstreamFreshness(result, r.maxAgeSeconds);
-    // Following a member's self link is then a cache hit.
-    if (c.cacheItems) for (const member of result.value.members) entries.store(member.path, member.resource, { freshness, groups: r.groups(member.values), embeddedRel: null, ticket });
-    return entries.store(key, result.value.page, { freshness, groups: c.groups(values), embeddedRel: r.name, ticket });
+    const vary = entries.varyOf(r);
+    // Following a member's self link is then a cache hit (for the same identity: its key has the page's).
+    const identity = identityOfKey(key);
+    if (c.cacheItems) {
+      for (const member of result.value.members) {
+        const memberKey = member.path + identity;
+        entries.store(memberKey, member.resource, { freshness, groups: keyGroups(memberKey, r.groups(member.values)), embeddedRel: null, ticket, vary });
+      }
+    }
+    return entries.store(key, result.value.page, { freshness, groups: keyGroups(key, c.groups(values)), embeddedRel: r.name, ticket, vary });
   }
 }
