@@ -1,0 +1,57 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A real upstream whose answers depend on who asks: `/customers/<id>` answers the record of the
+ * tenant named in `X-Tenant` (forwarded from the token's `tenant` claim), in the language of
+ * `Accept-Language`, storable for 60 s. `hold()` keeps every answer back until its release, so
+ * reads of different tenants can overlap one load.
+ */
+export interface TenantUpstream {
+  readonly url: string;
+  /** The headers of every request received, in order. */
+  readonly seen: IncomingHttpHeaders[];
+  hold(): () => void;
+  close(): Promise<void>;
+}
+
+export async function startTenantUpstream(): Promise<TenantUpstream> {
+  const seen: IncomingHttpHeaders[] = [];
+  let held: Promise<void> | null = null;
+  const server = createServer((req, res) => {
+    seen.push(req.headers);
+    const match = /^\/customers\/(\d+)$/.exec(req.url ?? '');
+    const answer = (): void => {
+      if (match === null) {
+        res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
+        return;
+      }
+      const tenant = String(req.headers['x-tenant'] ?? 'nobody');
+      const language = String(req.headers['accept-language'] ?? 'en');
+      const body = JSON.stringify({ id: Number(match[1]), name: `${tenant} ${language}`, status: 'active' });
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60' }).end(body);
+    };
+    if (held === null) answer();
+    else void held.then(answer);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    hold: () => {
+      let release = (): void => {};
+      held = new Promise((resolve) => {
+        release = () => {
+          held = null;
+          resolve();
+        };
+      });
+      return release;
+    },
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
