@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 /**
  * A real upstream whose answers depend on who asks: `/customers/<id>` answers the record of the
  * tenant named in `X-Tenant` (forwarded from the token's `tenant` claim), in the language of
- * `Accept-Language`, storable for 60 s. `hold()` keeps every answer back until its release, so
+ * `Accept-Language`, storable for 60 s; `/customers?...` a page of two of them. `hold()` keeps every answer back until its release, so
  * reads of different tenants can overlap one load.
  */
 export interface TenantUpstream {
@@ -21,12 +21,18 @@ export async function startTenantUpstream(): Promise<TenantUpstream> {
   const server = createServer((req, res) => {
     seen.push(req.headers);
     const match = /^\/customers\/(\d+)$/.exec(req.url ?? '');
+    const list = (req.url ?? '').startsWith('/customers?');
     const answer = (): void => {
+      const tenant = String(req.headers['x-tenant'] ?? 'nobody');
+      if (list) {
+        const items = [1, 2].map((id) => ({ id, name: `${tenant} list`, status: 'active' }));
+        res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60' }).end(JSON.stringify({ items, total: 2 }));
+        return;
+      }
       if (match === null) {
         res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
         return;
       }
-      const tenant = String(req.headers['x-tenant'] ?? 'nobody');
       const language = String(req.headers['accept-language'] ?? 'en');
       const body = JSON.stringify({ id: Number(match[1]), name: `${tenant} ${language}`, status: 'active' });
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60' }).end(body);

@@ -87,6 +87,18 @@ describe('a resource that varies by a forwarded claim', () => {
     assert.equal((await get(url(4), b)).headers['cache-status'], 'hypergate; fwd=miss; stored');
   });
 
+  test('a collection page is kept per tenant, and so are the items it caches', async () => {
+    const page = await get(`${fx.gw.url}/api/customers`, a1);
+    const names = (answer: HttpAnswer): string[] => (answer.json() as { items: { name: string }[] }).items.map((i) => i.name);
+    assert.deepEqual(names(page), ['a list', 'a list']);
+    assert.deepEqual(names(await get(`${fx.gw.url}/api/customers`, b)), ['b list', 'b list']);
+    const item = await get(url(1), a2);
+    assert.match(String(item.headers['cache-status']), /^hypergate; hit/);
+    assert.equal(nameOf(item), 'a list', "tenant a's page filled tenant a's item entries");
+    const itemB = await get(url(2), b);
+    assert.equal(nameOf(itemB), 'b list', "tenant b's page filled tenant b's, not tenant a's");
+  });
+
   test('a token without the claim is one identity of its own, not any tenant', async () => {
     await get(url(5), a1);
     const none = await get(url(5), bearer(await fx.token({ claims: { sub: 'nobody' } })));
