@@ -28,7 +28,8 @@ export function declaredVary(config: Config, r: ResourceConfig): { claims: strin
   const service = serviceOf(config, r);
   if (service === undefined) return null;
   const claims = forwardedClaims(service);
-  return claims.length === 0 ? null : { claims, headers: [], implicit: true };
+  const headers = [...service.forwardHeaders];
+  return claims.length + headers.length === 0 ? null : { claims, headers, implicit: true };
 }
 
 /** Every claim some resource's cache key reads (the claim table keeps them). */

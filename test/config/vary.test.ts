@@ -41,3 +41,22 @@ describe('resources.<name>.vary and sharedAcrossIdentities', () => {
     assert.match(run.stdout, /note: resources\.orders is cached per identity \(claim tenant\)/);
   });
 });
+
+describe('forwardHeaders', () => {
+  test('refuses hop-by-hop headers, credentials, Host and the headers the gateway builds', () => {
+    const problems = configProblems({ upstream: { forwardHeaders: ['Accept-Language', 'Connection', 'Authorization', 'Cookie', 'Host', 'X-Forwarded-For', 'X-Request-Id', 'bad header'] } });
+    assert.deepEqual(problems, [
+      'upstream.forwardHeaders: "Connection" is never passed on from the client',
+      'upstream.forwardHeaders: "Authorization" is never passed on from the client (use forwardAuthorization)',
+      'upstream.forwardHeaders: "Cookie" is never passed on from the client',
+      'upstream.forwardHeaders: "Host" is never passed on from the client',
+      'upstream.forwardHeaders: "X-Forwarded-For" is never passed on from the client',
+      'upstream.forwardHeaders: "X-Request-Id" is never passed on from the client',
+      'upstream.forwardHeaders: "bad header" is not an HTTP header name (RFC 9110 section 5.1)',
+    ]);
+  });
+
+  test('makes the resources of the service vary by them implicitly', () => {
+    assert.match(implicitVaryNotes(configWith({ upstream: { forwardHeaders: ['Accept-Language'] } }))[0] ?? '', /resources\.customers is cached per identity \(header Accept-Language\)/);
+  });
+});

@@ -164,3 +164,38 @@ describe("a service that forwards the client's Authorization", () => {
     assert.equal(fx.upstream.hits('/customers/9'), 2);
   });
 });
+
+/** forwardHeaders passes the client's header on, and the resource then varies by it without declaring so. */
+describe('a service that forwards a request header', () => {
+  let world: Awaited<ReturnType<typeof tenantWorld>>;
+
+  before(async () => {
+    world = await tenantWorld({ upstream: { forwardHeaders: ['Accept-Language'], forwarded: true } });
+  });
+  after(() => world.close());
+
+  test('sends it, keys the cache by it and names it in Vary', async () => {
+    const { fx, up } = world;
+    const token = bearer(await fx.token());
+    const de = await get(`${fx.gw.url}/api/customers/1`, { ...token, 'accept-language': 'de', cookie: 'secret=1' });
+    assert.equal(nameOf(de), 'nobody de');
+    assert.equal(de.headers['vary'], 'Accept, Accept-Language');
+    const fr = await get(`${fx.gw.url}/api/customers/1`, { ...token, 'accept-language': 'fr' });
+    assert.equal(nameOf(fr), 'nobody fr', 'another language is another entry');
+    assert.match(String((await get(`${fx.gw.url}/api/customers/1`, { ...token, 'accept-language': 'de' })).headers['cache-status']), /^hypergate; hit/);
+    assert.equal(up.seen.length, 2);
+    const seen = up.seen[0]!;
+    assert.equal(seen['cookie'], undefined, 'only the allowlisted header goes');
+    assert.equal(seen['forwarded'], 'for=127.0.0.1;proto=http');
+    assert.equal(seen['x-forwarded-for'], '127.0.0.1');
+    assert.equal(seen['x-forwarded-proto'], 'http');
+  });
+
+  test('a client-sent X-Forwarded-For is not believed from an untrusted peer', async () => {
+    const { fx, up } = world;
+    up.seen.length = 0;
+    await get(`${fx.gw.url}/api/customers/2`, { ...bearer(await fx.token()), 'x-forwarded-for': '10.9.9.9', 'x-forwarded-proto': 'https' });
+    assert.equal(up.seen[0]?.['x-forwarded-for'], '127.0.0.1');
+    assert.equal(up.seen[0]?.['forwarded'], 'for=127.0.0.1;proto=http');
+  });
+});
