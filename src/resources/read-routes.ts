@@ -30,6 +30,14 @@ function pathParams(r: CompiledResource, names: readonly string[], types: readon
   }));
 }
 
+/** What the OpenAPI description says of a varying resource's cache: '' for one that varies with nothing. */
+function perIdentity(r: CompiledResource): string {
+  const vary = r.vary;
+  if (vary === null) return '';
+  const by = [...vary.claims.map(([name]) => `the token's ${name} claim`), ...vary.varyHeaders.map((h) => `the ${h} header`)];
+  return `, separately for each value of ${by.join(' and ')}`;
+}
+
 /** GET/HEAD of one item: the hot path (a cached token and a cached entry write bytes and nothing else). */
 function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access): RouteDef[] {
   // The handler is synchronous up to a cache hit, so one array serves every request; it is
@@ -54,7 +62,7 @@ function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access): R
   return getAndHead(r.item.route, read, {
     operationId: `get${schemaName(r.singular)}`,
     summary: `Read one ${r.singular}`,
-    description: `One ${r.singular} with its links (${['self', ...r.links.map((l) => l.rel)].join(', ')}). Cached for up to ${r.maxAgeSeconds} s; conditional with If-None-Match.`,
+    description: `One ${r.singular} with its links (${['self', ...r.links.map((l) => l.rel)].join(', ')}). Cached for up to ${r.maxAgeSeconds} s${perIdentity(r)}; conditional with If-None-Match.`,
     params: pathParams(r, r.item.params, r.types),
     scopes: access.scopesOf(r, false),
     ok: { description: `The ${r.singular}.`, content: { 'application/json': schemaName(r.singular), 'application/hal+json': `${schemaName(r.singular)}Hal` } },

@@ -126,6 +126,11 @@ describe('a resource that declares its vary', () => {
     assert.equal(spelt.headers['vary'], 'Accept, Accept-Language');
     assert.equal(world.up.seen.length, 2);
   });
+
+  test('the OpenAPI document says what the cache keeps apart', async () => {
+    const doc = (await get(`${world.fx.gw.url}/api/openapi.json`, token)).json() as { paths: Record<string, { get: { description: string } }> };
+    assert.match(doc.paths['/api/customers/{id}']?.get.description ?? '', /separately for each value of the token's tenant claim and the Accept-Language header/);
+  });
 });
 
 describe('a resource declared shared across identities', () => {
