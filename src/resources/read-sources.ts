@@ -6,7 +6,7 @@ import type { UpstreamCall } from '../upstream/call.ts';
 import type { CompiledCollection, CompiledResource } from './compile.ts';
 import type { EntryStore } from './entry-store.ts';
 import type { ParamValue } from './params.ts';
-import { identityOfKey, keyGroups, pathOfKey } from './identity.ts';
+import { identityKey, identityOfKey, keyGroups, pathOfKey } from './identity.ts';
 import type { ReadThrough } from './read-through.ts';
 import { itemFromRecord, pageFromBody, type Paging } from './record.ts';
 import type { Source } from './source.ts';
@@ -36,6 +36,17 @@ export function itemSource(r: CompiledResource, entries: EntryStore): Source {
     },
   };
   return source;
+}
+
+/**
+ * The cache key of the parent item a collection lies below, for the caller of `call`: its own
+ * identity's entry when the parent varies, so whether it exists is never answered from another's.
+ */
+function parentKey(parent: CompiledResource, path: string, call: UpstreamCall): string {
+  const vary = parent.vary;
+  if (vary === null) return path;
+  if (call.request === undefined) throw new Error('a varying resource is read without its request');
+  return identityKey(path, vary, call.claims, call.request);
 }
 
 /** The read-through of each declared item, so a collection can ask whether the item it lies below exists. */
@@ -98,7 +109,7 @@ export class CollectionSource implements Source {
       const parent = c.parent();
       const parentReader = parent === null ? undefined : this.#items.get(parent.resource);
       // Throws the parent's own 404 (customer-not-found) when it is the parent that is missing.
-      if (parent !== null && parentReader !== undefined) await parentReader.fetch(parent.path.build(values), parent.path.values(values), call);
+      if (parent !== null && parentReader !== undefined) await parentReader.fetch(parentKey(parent.resource, parent.path.build(values), call), parent.path.values(values), call);
       throw entries.storeAbsent(key, keyGroups(key, c.groups(values)), this, ticket);
     }
     const freshness = entries.upstreamFreshness(result, r.maxAgeSeconds);

@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 /**
  * A real upstream whose answers depend on who asks: `/customers/<id>` answers the record of the
  * tenant named in `X-Tenant` (forwarded from the token's `tenant` claim), in the language of
- * `Accept-Language`, storable for 60 s; `/customers?...` a page of two of them. `hold()` keeps every answer back until its release, so
+ * `Accept-Language`, storable for 60 s; `/customers?...` a page of two of them. Customers from 900 on exist
+ * for tenant a only, and no customer has orders (404). `hold()` keeps every answer back until its release, so
  * reads of different tenants can overlap one load.
  */
 export interface TenantUpstream {
@@ -29,7 +30,8 @@ export async function startTenantUpstream(): Promise<TenantUpstream> {
         res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60' }).end(JSON.stringify({ items, total: 2 }));
         return;
       }
-      if (match === null) {
+      // Customers from 900 on exist for tenant a only; no customer has orders.
+      if (match === null || (Number(match[1]) >= 900 && tenant !== 'a')) {
         res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
         return;
       }

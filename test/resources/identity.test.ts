@@ -99,6 +99,16 @@ describe('a resource that varies by a forwarded claim', () => {
     assert.equal(nameOf(itemB), 'b list', "tenant b's page filled tenant b's, not tenant a's");
   });
 
+  test("whether the item a collection lies below exists is answered for the asker's own tenant", async () => {
+    const forA = await get(`${fx.gw.url}/api/customers/901/orders`, a1);
+    const forB = await get(`${fx.gw.url}/api/customers/901/orders`, b);
+    assert.equal(forA.status, 404);
+    assert.equal(forB.status, 404);
+    const typeOf = (answer: HttpAnswer): string => (answer.json() as { type: string }).type;
+    assert.doesNotMatch(typeOf(forA), /customer-not-found/, 'tenant a has customer 901, without orders');
+    assert.match(typeOf(forB), /customer-not-found/, "tenant b is not told tenant a's customer exists");
+  });
+
   test('a token without the claim is one identity of its own, not any tenant', async () => {
     await get(url(5), a1);
     const none = await get(url(5), bearer(await fx.token({ claims: { sub: 'nobody' } })));
