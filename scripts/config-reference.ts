@@ -28,7 +28,11 @@ export function defaultsText(): string {
 }
 
 const KiB = 1024;
-const SIZES: readonly [number, string][] = [[KiB * KiB * KiB, 'GiB'], [KiB * KiB, 'MiB'], [KiB, 'KiB']];
+const SIZES: readonly [number, string][] = [
+  [KiB * KiB * KiB, 'GiB'],
+  [KiB * KiB, 'MiB'],
+  [KiB, 'KiB'],
+];
 
 /**
  * A bound as the table shows it: byte counts in the largest binary unit they are a whole number
@@ -64,7 +68,11 @@ function typeOf(rule: Rule): string {
     case 'map':
       return `object${orNull}`;
     case 'headerValue':
-      return 'string or `{"env": "NAME"}`';
+      return `string or \`{"env": "NAME"}\`${orNull}`;
+    case 'scalar':
+      return `string, number, boolean or array${orNull}`;
+    case 'stringOr':
+      return `${rule.string.label ?? 'string'} or object${orNull}`;
   }
 }
 
@@ -82,6 +90,8 @@ function rows(rule: Rule, key: string, out: string[]): string[] {
   if (rule.doc !== undefined) out.push(row(key, typeOf(rule), rule.default === undefined ? 'required' : `\`${JSON.stringify(rule.default)}\``, rule.doc));
   else if (leaf) throw new Error(`${key}: every key needs a doc line in the schema`);
   if (rule.kind === 'section') for (const [name, child] of Object.entries(rule.keys)) rows(child, key === '' ? name : `${key}.${name}`, out);
+  // The object form of a string-or-object key: its keys under the key's own name.
+  if (rule.kind === 'stringOr') for (const [name, child] of Object.entries(rule.section.keys)) rows(child, `${key}.${name}`, out);
   if (rule.kind === 'map' && !leaf) {
     if (rule.entryDoc !== undefined) out.push(row(`${key}.<name>`, 'object', '—', rule.entryDoc));
     else rows(rule.values, `${key}.<name>`, out);

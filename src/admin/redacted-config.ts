@@ -61,6 +61,10 @@ function redact(rule: Rule, value: unknown): Json {
       return redactedUrl(value as string);
     case 'strings':
       return value as readonly string[];
+    case 'stringOr':
+      return typeof value === 'string' ? redact(rule.string, value) : redact(rule.section, value);
+    case 'scalar':
+      return value as Json;
     case 'integer':
     case 'boolean':
       return value as number | string | boolean;

@@ -36,7 +36,7 @@ function compiledView(r: CompiledResource): Record<string, unknown> {
             route: c.path.route,
             upstream: c.upstream.target.text,
             items: c.items.text,
-            total: c.total?.text ?? null,
+            total: c.total === null ? null : (c.total.header ?? c.total.pointer.text),
             paged: c.paged,
             cacheItems: c.cacheItems,
             links: linksOf(c.links),

@@ -62,7 +62,7 @@ export function routeRows(routes: readonly RouteDef[], table: ResourceTable, pas
   const byLabel = new Map(passthrough.map((p) => [p.label, p]));
   return routes.map((def): RouteRow => {
     const scopes = def.doc?.scopes ?? [];
-    const common = { method: def.method, path: def.path, scopes, public: def.doc?.passthrough?.public ?? scopes.length === 0, body: def.acceptsBody === true };
+    const common = { method: def.method, path: def.path, scopes, public: def.doc?.public ?? scopes.length === 0, body: def.acceptsBody === true };
     const item = items.get(def.path);
     if (item !== undefined) return { ...common, ...resourceRow(def, item, false) };
     const collection = collections.get(def.path);

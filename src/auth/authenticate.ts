@@ -6,7 +6,7 @@ import type { Limiter } from './rate-limit.ts';
 import { HgRequest } from '../protocol/response.ts';
 import { readBearerToken } from './bearer.ts';
 import { insufficientScope } from './challenge.ts';
-import type { Principal } from './principal.ts';
+import { ANONYMOUS, type Principal } from './principal.ts';
 import type { TokenVerifier } from './verifier.ts';
 
 /** What authorizing a request needs: made once per Access, never per request. */
@@ -119,4 +119,32 @@ function rethrowAfter(charged: void | Promise<void>, err: unknown): never | Prom
     });
   }
   throw err;
+}
+
+/** An insufficient scope becomes the anonymous principal; any other failure stands. */
+function anonymousIfUnscoped(err: unknown): Principal {
+  if (err instanceof HgError && err.code === 'HG_ERR_AUTH_INSUFFICIENT_SCOPE') return ANONYMOUS;
+  throw err;
+}
+
+/**
+ * The one rule for reads anyone may make (a public resource's or pass-through route's GET and
+ * HEAD). Without an Authorization header the caller is ANONYMOUS, charged to its address's bucket
+ * when rate limiting is on (`limited`). A request that carries credentials has them checked as on
+ * every other route, so a client that meant to authenticate learns it failed (a bad token is a
+ * 401). A valid token without `scope` is served as ANONYMOUS: it would be answered what anyone is
+ * answered, and nothing of it (subject, claims, the token) reaches the upstream or the cache.
+ */
+export function authorizePublicRead(req: IncomingMessage, gate: AuthGate, limited: LimitedGate | null, scope: string): Principal | Promise<Principal> {
+  if (req.headers.authorization === undefined) {
+    if (limited === null) return ANONYMOUS;
+    return decided(limited.limiter.take(undefined, limited.clientAddress(req)), () => ANONYMOUS);
+  }
+  let principal: Principal | Promise<Principal>;
+  try {
+    principal = limited === null ? authorize(req, gate, scope) : authorizeLimited(req, limited, scope);
+  } catch (err) {
+    return anonymousIfUnscoped(err);
+  }
+  return principal instanceof Promise ? principal.catch(anonymousIfUnscoped) : principal;
 }

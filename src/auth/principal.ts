@@ -16,6 +16,13 @@ export interface Principal {
   readonly claims: readonly ClaimValue[];
 }
 
+/**
+ * The caller of a public read that came without credentials (or with a valid token lacking the
+ * read scope): no subject, no scopes, no claims. One frozen value, so code after authentication
+ * treats it as any principal and nothing of it is allocated per request.
+ */
+export const ANONYMOUS: Principal = Object.freeze({ subject: undefined, scopes: new Set<string>(), expiresAtMs: Number.POSITIVE_INFINITY, claims: Object.freeze([]) });
+
 /** Distinct kept-scope sets remembered for sharing; past this the table starts over (it is only a saving). */
 const MAX_SHARED_SCOPE_SETS = 1024;
 

@@ -48,9 +48,34 @@ function check(rule: Rule, value: unknown, path: string, problems: Problems): un
       return out;
     }
     case 'headerValue': {
+      if (value === null && rule.nullable === true) return value;
       const fromEnv = isObject(value) && Object.keys(value).length === 1 && typeof value['env'] === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(value['env']);
       // A header value may be a secret: never shown.
-      if (typeof value !== 'string' && !fromEnv) problems.add(path, `expected a string or {"env": "VARIABLE_NAME"}, got ${describeValue(value, { kind: 'string', secret: true })}`);
+      if (typeof value !== 'string' && !fromEnv)
+        problems.add(
+          path,
+          `expected a string or {"env": "VARIABLE_NAME"}${rule.nullable === true ? ' or null' : ''}, got ${describeValue(value, { kind: 'string', secret: true })}`,
+        );
+      return value;
+    }
+    case 'scalar': {
+      if (value === null && rule.nullable === true) return value;
+      const isScalar = (v: unknown): boolean => typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+      if (!isScalar(value) && !(Array.isArray(value) && value.every(isScalar)))
+        problems.add(
+          path,
+          `expected a string, number, boolean or an array of them${rule.nullable === true ? ', or null' : ''}, got ${describeValue(value, rule)}`,
+        );
+      return value;
+    }
+    case 'stringOr': {
+      if (value === null && rule.nullable === true) return value;
+      if (typeof value === 'string') return check(rule.string, value, path, problems);
+      if (isObject(value)) return check(rule.section, value, path, problems);
+      problems.add(
+        path,
+        `expected a string or an object (${Object.keys(rule.section.keys).join(', ')})${rule.nullable === true ? ' or null' : ''}, got ${describeValue(value, rule)}`,
+      );
       return value;
     }
     case 'string': {
@@ -75,13 +100,18 @@ function check(rule: Rule, value: unknown, path: string, problems: Problems): un
     }
     case 'boolean': {
       if (value === null && 'nullable' in rule && rule.nullable === true) return value;
-      if (typeof value !== 'boolean') problems.add(path, `expected true or false${'nullable' in rule && rule.nullable === true ? ' or null' : ''}, got ${describeValue(value, rule)}`);
+      if (typeof value !== 'boolean')
+        problems.add(path, `expected true or false${'nullable' in rule && rule.nullable === true ? ' or null' : ''}, got ${describeValue(value, rule)}`);
       return value;
     }
     case 'redisUrl': {
       if (value === null && rule.nullable) return value;
       // describeValue masks a URL's credentials (redact.ts): the value may hold a password.
-      if (!isRedisUrl(value)) problems.add(path, `expected a redis:// or rediss:// URL (host, optional port, user, password and database number, no query or fragment)${rule.nullable ? ', or null' : ''}, got ${describeValue(value, rule)}`);
+      if (!isRedisUrl(value))
+        problems.add(
+          path,
+          `expected a redis:// or rediss:// URL (host, optional port, user, password and database number, no query or fragment)${rule.nullable ? ', or null' : ''}, got ${describeValue(value, rule)}`,
+        );
       return value;
     }
     case 'url': {
@@ -95,7 +125,11 @@ function check(rule: Rule, value: unknown, path: string, problems: Problems): un
           ok = false;
         }
       }
-      if (!ok) problems.add(path, `expected an http(s) URL without credentials, query or fragment${rule.nullable ? ', or null' : ''}, got ${describeValue(value, rule)}`);
+      if (!ok)
+        problems.add(
+          path,
+          `expected an http(s) URL without credentials, query or fragment${rule.nullable ? ', or null' : ''}, got ${describeValue(value, rule)}`,
+        );
       return value;
     }
     case 'strings': {
@@ -120,7 +154,13 @@ function isRedisUrl(value: unknown): boolean {
   if (typeof value !== 'string') return false;
   try {
     const url = new URL(value);
-    return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '' && /^(\/\d{0,5})?$/.test(url.pathname) && url.search === '' && url.hash === '';
+    return (
+      (url.protocol === 'redis:' || url.protocol === 'rediss:') &&
+      url.hostname !== '' &&
+      /^(\/\d{0,5})?$/.test(url.pathname) &&
+      url.search === '' &&
+      url.hash === ''
+    );
   } catch {
     return false;
   }

@@ -1,6 +1,6 @@
 import { isAddressOrRange } from '../lib/ip-range.ts';
 import type { Problems } from './problems.ts';
-import { checkServices } from './service-checks.ts';
+import { checkServices, headerValueOf } from './service-checks.ts';
 import type { Config } from './types.ts';
 
 /** A serialized origin (RFC 6454 section 6.1) as browsers send it in the Origin header. */
@@ -32,7 +32,10 @@ export function checkAcrossKeys(config: Config, problems: Problems, env: NodeJS.
   const { auth, server } = config;
   // node:http refuses to start with a head allowance longer than the whole request's.
   if (server.headersTimeoutMs > server.requestTimeoutMs) {
-    problems.add('server.headersTimeoutMs', `must not exceed ${problems.name('server.requestTimeoutMs')} (${server.requestTimeoutMs}), got ${server.headersTimeoutMs}`);
+    problems.add(
+      'server.headersTimeoutMs',
+      `must not exceed ${problems.name('server.requestTimeoutMs')} (${server.requestTimeoutMs}), got ${server.headersTimeoutMs}`,
+    );
   }
   const sources = (['jwksUrl', 'jwksFile', 'publicKeyFile', 'secret'] as const).filter((k) => auth[k] !== null);
   if (sources.length > 1) {
@@ -66,6 +69,14 @@ export function checkAcrossKeys(config: Config, problems: Problems, env: NodeJS.
     if (config.cache.shared === true) problems.add('cache.shared', 'true needs redis.url (the shared tier is in Redis)');
   }
   if (/\s/.test(config.redis.keyPrefix)) problems.add('redis.keyPrefix', 'expected no spaces');
+  const cursorSecret = config.paging.cursorSecret;
+  if (cursorSecret !== null) {
+    // Never echoed: only the variable's name, when it comes from one.
+    const text = headerValueOf(cursorSecret, env);
+    const source = typeof cursorSecret === 'string' ? 'the value' : `the environment variable ${cursorSecret.env}`;
+    if (text === undefined || text === '') problems.add('paging.cursorSecret', `${source} is not set`);
+    else if (Buffer.byteLength(text) < 32) problems.add('paging.cursorSecret', `${source} is shorter than 32 bytes`);
+  }
   // Keys of named entries (resources, services) never come from the environment: plain problems.
   checkServices(config, problems.list, HTTP_TOKEN, env);
   for (const check of checks) check(config, problems.list);

@@ -29,7 +29,7 @@ function collect(rule: Rule, path: readonly string[], out: Map<string, EnvKey>, 
   // Arrays and maps (resources, services, headers) are not scalars: they stay in config files,
   // where their shape is plain to see.
   if (rule.kind === 'strings' || rule.kind === 'map') lists.set(name, path.join('.'));
-  else if (rule.kind !== 'headerValue') out.set(name, { path, rule });
+  else out.set(name, { path, rule });
 }
 
 /** List keys by the variable name they would have: a variable setting one is told to use a file. */

@@ -94,9 +94,25 @@ export interface MapRule extends Described {
 /** A header value: a string, or {"env": "NAME"} read from the environment at start. */
 export interface HeaderValueRule extends Described {
   readonly kind: 'headerValue';
+  readonly nullable?: boolean;
 }
 
-export type Rule = StringRule | IntegerRule | BooleanRule | UrlRule | RedisUrlRule | StringsRule | SectionRule | MapRule | HeaderValueRule;
+/** A JSON scalar (string, number, boolean) or an array of them: a value whose type another key decides (a query parameter's default). */
+export interface ScalarRule extends Described {
+  readonly kind: 'scalar';
+  readonly nullable?: boolean;
+}
+
+/** A string following `string`, or an object following `section` (a pointer, or `{"header": ...}`). */
+export interface StringOrRule extends Described {
+  readonly kind: 'stringOr';
+  readonly string: StringRule;
+  readonly section: SectionRule;
+  readonly nullable?: boolean;
+}
+
+export type Rule =
+  StringRule | IntegerRule | BooleanRule | UrlRule | RedisUrlRule | StringsRule | SectionRule | MapRule | HeaderValueRule | ScalarRule | StringOrRule;
 
 /** Type-only: no rule has this key at run time. */
 declare const VALUE: unique symbol;
@@ -144,7 +160,9 @@ export function integer<const O extends Options<IntegerRule>>(options: O & { rea
   return { kind: 'integer', ...options };
 }
 
-export function boolean<const O extends Options<BooleanRule>>(options: O & { readonly default?: boolean | Nullable<O> }): BooleanRule & Typed<boolean | Nullable<O>> {
+export function boolean<const O extends Options<BooleanRule>>(
+  options: O & { readonly default?: boolean | Nullable<O> },
+): BooleanRule & Typed<boolean | Nullable<O>> {
   return { kind: 'boolean', ...options };
 }
 
@@ -152,7 +170,9 @@ export function url<const O extends Options<UrlRule>>(options: O & { readonly de
   return { kind: 'url', ...options };
 }
 
-export function redisUrl<const O extends Options<RedisUrlRule>>(options: O & { readonly default?: string | Nullable<O> }): RedisUrlRule & Typed<string | Nullable<O>> {
+export function redisUrl<const O extends Options<RedisUrlRule>>(
+  options: O & { readonly default?: string | Nullable<O> },
+): RedisUrlRule & Typed<string | Nullable<O>> {
   return { kind: 'redisUrl', ...options };
 }
 
@@ -160,8 +180,28 @@ export function strings<const O extends Options<StringsRule>>(options: O & { rea
   return { kind: 'strings', ...options };
 }
 
-export function headerValue(options: Options<HeaderValueRule> = {}): HeaderValueRule & Typed<HeaderValue> {
+export function headerValue<const O extends Options<HeaderValueRule> = { readonly nullable?: false }>(
+  options?: O & { readonly default?: HeaderValue | Nullable<O> },
+): HeaderValueRule & Typed<HeaderValue | Nullable<O>> {
   return { kind: 'headerValue', ...options };
+}
+
+/** A JSON scalar or an array of scalars. */
+export type ScalarValue = string | number | boolean | readonly (string | number | boolean)[];
+
+export function scalar<const O extends Options<ScalarRule>>(
+  options: O & { readonly default?: ScalarValue | Nullable<O> },
+): ScalarRule & Typed<ScalarValue | Nullable<O>> {
+  return { kind: 'scalar', ...options };
+}
+
+/** A string or an object with fixed keys (each checked by its own rule). */
+export function stringOr<
+  S extends StringRule & Typed<unknown>,
+  K extends SectionRule & Typed<unknown>,
+  const O extends Options<StringOrRule, 'string' | 'section'>,
+>(text: S, object: K, options: O & { readonly default?: ValueOf<S> | ValueOf<K> | Nullable<O> }): StringOrRule & Typed<ValueOf<S> | ValueOf<K> | Nullable<O>> {
+  return { kind: 'stringOr', string: text, section: object, ...options };
 }
 
 /** The defaults of a section's keys, as one object; undefined when a key has none (it must be set). */

@@ -1,7 +1,7 @@
 import { MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import { RESOURCE } from './resource-schema.ts';
 import { ROUTE } from './route-schema.ts';
-import { boolean, integer, map, nonEmptyString, path, redisUrl, section, string, strings, url } from './rule.ts';
+import { boolean, headerValue, integer, map, nonEmptyString, path, redisUrl, section, string, strings, url } from './rule.ts';
 import { SHIPPED_RESOURCES } from './shipped-resources.ts';
 import { DEFAULT_SERVICE, MAX_MS, NAMED_SERVICE } from './upstream-schema.ts';
 
@@ -106,6 +106,10 @@ const REDIS = section({
   }),
 });
 
+const PAGING = section({
+  cursorSecret: headerValue({ nullable: true, default: null, doc: 'The key of the HMAC that seals the cursors in paging links (at least 32 bytes): a string, or `{"env": "VARIABLE"}` to read it from the environment at start; never shown. Several instances behind one address must share it, or a cursor made by one is a 400 at another. `null`: a random key made when the process starts (with `server.workers` above 1, one for all its workers), so cursors last as long as the process. See [Paging styles](resources.md#paging-styles).' }),
+});
+
 const ADMIN = section({
   host: nonEmptyString({ default: '127.0.0.1', doc: 'Address of the admin listener (health, readiness, metrics, cache purge, reload).' }),
   port: integer({ min: 0, max: 65535, nullable: true, default: 9091, doc: 'Port of the admin listener; `null` switches it off. Never the public port.' }),
@@ -138,6 +142,7 @@ export const CONFIG_SCHEMA = section({
   sampleUpstream: section({
     customers: integer({ min: 1, max: 10_000_000, default: 100_000, doc: 'How many customers the embedded sample service has.' }),
   }),
+  paging: PAGING,
   log: LOG,
   redis: REDIS,
   admin: ADMIN,

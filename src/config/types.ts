@@ -24,6 +24,10 @@ export type CollectionConfig = NonNullable<ResourceConfig['collection']>;
 export type OwnerConfig = NonNullable<ResourceConfig['owner']>;
 /** A pass-through route declared in config; compiled once by src/passthrough/compile.ts. */
 export type RouteConfig = Config['routes'][string];
+/** One declared query parameter (resources.<name>.query, collection.query). */
+export type QueryParamConfig = ResourceConfig['query'][string];
+/** How an upstream pages (collection.paging). */
+export type PagingConfig = NonNullable<CollectionConfig['paging']>;
 export type IdempotencyConfig = Config['idempotency'];
 export type RateLimitConfig = Config['rateLimit'];
 export type CorsConfig = Config['cors'];

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AdminBackend, PurgeResult, ReloadResult } from '../admin/backend.ts';
@@ -45,6 +46,11 @@ export interface GatewayDeps {
    * it is cut. Default 5 s (LINGER_MS, nginx's lingering_timeout); tests shorten it.
    */
   readonly lingerMs?: number;
+  /**
+   * The key that seals paging cursors while paging.cursorSecret is null. Default: random bytes made
+   * now, so cursors last as long as this gateway; a cluster primary gives its workers one key.
+   */
+  readonly cursorKey?: Buffer;
 }
 
 export interface Gateway {
@@ -114,6 +120,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     upstreamUrlOf: (config) => config.upstream.url ?? (sample as SampleUpstream).url,
     shared,
     tunnels: new Set(),
+    cursorKey: deps.cursorKey ?? randomBytes(32),
   };
 
   let current: Pipeline;

@@ -22,6 +22,8 @@ import { apiRootRoutes } from '../resources/api-root.ts';
 import { compileResources, type ResourceTable } from '../resources/compile.ts';
 import { servingParts } from '../resources/serving-parts.ts';
 import { openApiRoutes } from '../openapi/routes.ts';
+import { CursorSeal } from '../resources/cursor-seal.ts';
+import { headerValueOf } from '../config/service-checks.ts';
 import { readRoutes } from '../resources/read-routes.ts';
 import { writeRoutes } from '../resources/write-routes.ts';
 import type { SharedState } from '../cluster/shared-state.ts';
@@ -68,6 +70,8 @@ export interface PipelineParts {
   readonly shared: SharedState;
   /** The client sockets of open WebSocket tunnels, whichever pipeline opened them: a shutdown cuts them. */
   readonly tunnels: Set<Duplex>;
+  /** The key that seals paging cursors while paging.cursorSecret is null: made once per gateway (or given for all of a cluster's workers). */
+  readonly cursorKey: Buffer;
 }
 
 /** What a write waits for when there are no other instances to tell. */
@@ -97,7 +101,9 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
   // The buckets survive a reload that leaves rateLimit and the realm as they were, so a reload resets no client's limit.
   const limiter = previous !== null && sameValue(previous.config.rateLimit, config.rateLimit) && credentialRealm(previous.config.auth) === realm ? previous.limiter : parts.shared.limiter(config.rateLimit, realm);
   const ctx: GatewayContext = { config, clock, logger, verifier, cache, metrics, shared: parts.shared, tier: parts.shared.tier(cache, config) };
-  const serving = servingParts(ctx);
+  // A configured secret is checked at start (set, and at least 32 bytes): see cross-key-checks.ts.
+  const secret = config.paging.cursorSecret === null ? undefined : headerValueOf(config.paging.cursorSecret, process.env);
+  const serving = servingParts(ctx, new CursorSeal(secret === undefined ? parts.cursorKey : Buffer.from(secret, 'utf8')));
   // One rule for whom a request is from, so rate limits and the access log agree behind a proxy.
   const clientAddress = clientAddressRule(config.server.trustProxy);
   const access = new Access(ctx, limiter, clientAddress);

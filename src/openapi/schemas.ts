@@ -28,10 +28,11 @@ function splitLinks(declared: readonly CompiledLink[]): { always: string[]; mayb
 function fieldSchemas(r: CompiledResource): { properties: Record<string, JsonSchema>; required: string[] } {
   const properties: Record<string, JsonSchema> = {};
   for (const field of [...r.fields, ...r.exposeFields]) {
-    if (field === r.identityField) properties[field] = { ...paramSchema(r.types[r.types.length - 1] as ParamType), description: 'Equals the last segment of links.self.' };
+    if (field === r.identityField)
+      properties[field] = { ...paramSchema(r.types[r.types.length - 1] as ParamType), description: 'Equals the last segment of links.self.' };
     else {
       const type = r.fieldTypes[field];
-      properties[field] = type === undefined ? {} : { type };
+      properties[field] = type === undefined ? { description: `Any JSON value: resources.${r.name}.fieldTypes gives it no type.` } : { type };
     }
   }
   return { properties, required: [...r.fields] };
@@ -41,17 +42,25 @@ function resourceSchemas(r: CompiledResource): Record<string, JsonSchema> {
   const name = schemaName(r.singular);
   const { properties, required } = fieldSchemas(r);
   const { always, maybe } = splitLinks(r.links);
-  const described = r.exposeFields.length > 0 ? `Fields listed in resources.${r.name}.exposeFields appear when the upstream sends them.` : `The ${r.singular} resource.`;
+  const described =
+    r.exposeFields.length > 0 ? `Fields listed in resources.${r.name}.exposeFields appear when the upstream sends them.` : `The ${r.singular} resource.`;
   const out: Record<string, JsonSchema> = {
-    [name]: { type: 'object', description: described, required: [...required, 'links'], properties: { ...properties, links: links(['self', ...always], maybe, path) } },
+    [name]: {
+      type: 'object',
+      description: described,
+      required: [...required, 'links'],
+      properties: { ...properties, links: links(['self', ...always], maybe, path) },
+    },
     [`${name}Hal`]: { type: 'object', required: ['_links', ...required], properties: { _links: links(['self', ...always], maybe, halLink), ...properties } },
   };
   const c = r.collection;
   if (c === null) return out;
   const list = `${name}${c.paged ? 'Page' : 'List'}`;
   const declared = c.links.map((l) => l.rel);
-  const pageRequired = c.paged ? ['self', 'first', ...(c.total === null ? [] : ['last'])] : ['self'];
-  const pageOptional = c.paged ? ['prev', 'next', ...(c.total === null ? ['last'] : [])] : [];
+  // last needs a position: offset and page styles with a total; cursor and link styles have none.
+  const byPosition = c.paging !== null && c.paging.offset !== null;
+  const pageRequired = c.paged ? ['self', 'first', ...(c.total !== null && byPosition ? ['last'] : [])] : ['self'];
+  const pageOptional = c.paged ? ['prev', 'next', ...(c.total === null && byPosition ? ['last'] : [])] : [];
   const total = c.total === null ? {} : { total: { type: 'integer', minimum: 0 } };
   const totalRequired = c.total === null ? [] : ['total'];
   out[list] = {
@@ -75,12 +84,30 @@ function resourceSchemas(r: CompiledResource): Record<string, JsonSchema> {
 export function componentSchemas(table: ResourceTable, root: Resource): Record<string, JsonSchema> {
   const rootRels = Object.keys(root.links);
   const rootLinks = Object.fromEntries(Object.entries(root.links).map(([rel, link]) => [rel, typeof link === 'string' ? path : templatedJson]));
+  // The root's own fields: only `public` (the relations anyone may read), when some resource is public.
+  const rootFields: Record<string, JsonSchema> =
+    root.fields['public'] === undefined ? {} : { public: { type: 'array', items: { type: 'string' }, description: 'Relations of links whose reads need no credentials.' } };
   return {
     HalLink: { type: 'object', required: ['href'], properties: { href: { type: 'string' }, templated: { type: 'boolean' } } },
     ...(Object.assign({}, ...table.resources.map(resourceSchemas)) as Record<string, JsonSchema>),
-    ApiRoot: { type: 'object', required: ['links'], properties: { links: { type: 'object', required: rootRels, properties: rootLinks } } },
-    ApiRootHal: { type: 'object', required: ['_links'], properties: { _links: links(rootRels, [], halLink) } },
-    OpenApiDocument: { type: 'object', description: 'This document (OpenAPI 3.1).', required: ['openapi', 'paths'] },
+    ApiRoot: { type: 'object', required: ['links'], properties: { ...rootFields, links: { type: 'object', required: rootRels, properties: rootLinks } } },
+    ApiRootHal: { type: 'object', required: ['_links'], properties: { ...rootFields, _links: links(rootRels, [], halLink) } },
+    OpenApiDocument: {
+      type: 'object',
+      description: 'This document (OpenAPI 3.1).',
+      required: ['openapi', 'info', 'paths'],
+      properties: {
+        openapi: { type: 'string', pattern: '^3\\.1\\.\\d+$' },
+        info: {
+          type: 'object',
+          required: ['title', 'version'],
+          properties: { title: { type: 'string' }, version: { type: 'string' }, description: { type: 'string' } },
+        },
+        servers: { type: 'array', items: { type: 'object', required: ['url'], properties: { url: { type: 'string' }, description: { type: 'string' } } } },
+        paths: { type: 'object', additionalProperties: { type: 'object' } },
+        components: { type: 'object', additionalProperties: { type: 'object' } },
+      },
+    },
     Problem: {
       type: 'object',
       description: 'RFC 9457 problem details.',
@@ -88,9 +115,14 @@ export function componentSchemas(table: ResourceTable, root: Resource): Record<s
       properties: {
         type: { type: 'string', format: 'uri' },
         title: { type: 'string' },
-        status: { type: 'integer' },
+        status: { type: 'integer', minimum: 400, maximum: 599 },
         detail: { type: 'string' },
         code: { type: 'string', description: 'The stable hypergate error code (HG_ERR_*).' },
+        errors: {
+          type: 'array',
+          description: 'In a 422 for a request body: each failing field, as a JSON pointer into the body (RFC 6901) and what is wrong with it.',
+          items: { type: 'object', required: ['pointer', 'detail'], properties: { pointer: { type: 'string' }, detail: { type: 'string' } } },
+        },
       },
     },
   };

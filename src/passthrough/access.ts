@@ -1,11 +1,10 @@
 import type { IncomingMessage } from 'node:http';
-import { authorize, authorizeLimited } from '../auth/authenticate.ts';
+import { authorize, authorizeLimited, authorizePublicRead } from '../auth/authenticate.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { TokenVerifier } from '../auth/verifier.ts';
 import type { AuthConfig } from '../config/types.ts';
 import type { ClientAddressOf } from '../protocol/client-address.ts';
 import type { Limiter } from '../auth/rate-limit.ts';
-import { HgError } from '../lib/errors.ts';
 import type { CompiledRoute } from './compile.ts';
 
 /** What route access needs: the same verifier, limiter and client-address rule as every other route. */
@@ -18,24 +17,15 @@ export interface RouteAccessParts {
 
 /**
  * Who may use a pass-through route: a token with the route's scope, checked as on every other
- * route (the same verifier, token cache, challenges and rate limits). A public route lets GET and
- * HEAD through without credentials, charged to the client's address; one that carries an
- * Authorization header has its token verified all the same (an invalid one is a 401), and a valid
- * one without the route's scope is served as if it had come without (nothing of it goes upstream).
- * Resolves to the principal, or null for a request served without one.
+ * route (the same verifier, token cache, challenges and rate limits). A public route's GET and
+ * HEAD follow the rule every public read follows (authorizePublicRead): without credentials, or
+ * with a valid token lacking the route's scope, the caller is ANONYMOUS and nothing of a token
+ * goes upstream. Resolves to the principal.
  */
-export async function routeAccess(req: IncomingMessage, route: CompiledRoute, parts: RouteAccessParts): Promise<Principal | null> {
+export async function routeAccess(req: IncomingMessage, route: CompiledRoute, parts: RouteAccessParts): Promise<Principal> {
   const { verifier, auth, limiter, clientAddress } = parts;
-  const publicRead = route.public && (req.method === 'GET' || req.method === 'HEAD');
-  if (publicRead && req.headers.authorization === undefined) {
-    const over = limiter === null ? null : await limiter.take(undefined, clientAddress(req));
-    if (over !== null) throw over;
-    return null;
+  if (route.public && (req.method === 'GET' || req.method === 'HEAD')) {
+    return await authorizePublicRead(req, { verifier, auth }, limiter === null ? null : { verifier, auth, limiter, clientAddress }, route.scope);
   }
-  try {
-    return await (limiter === null ? authorize(req, { verifier, auth }, route.scope) : authorizeLimited(req, { verifier, auth, limiter, clientAddress }, route.scope));
-  } catch (err) {
-    if (publicRead && err instanceof HgError && err.code === 'HG_ERR_AUTH_INSUFFICIENT_SCOPE') return null;
-    throw err;
-  }
+  return await (limiter === null ? authorize(req, { verifier, auth }, route.scope) : authorizeLimited(req, { verifier, auth, limiter, clientAddress }, route.scope));
 }

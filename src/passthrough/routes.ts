@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { RouteDef, RouteMethod } from '../protocol/route.ts';
+import { ANONYMOUS } from '../auth/principal.ts';
 import { HgError, type HgErrorCode } from '../lib/errors.ts';
 import { upgradeHeadOf, type HgResponse } from '../protocol/response.ts';
 import type { ParamDoc, RouteDoc } from '../protocol/route-doc.ts';
@@ -36,7 +37,7 @@ function handlerOf(route: CompiledRoute, parts: PassthroughParts) {
     const websocketKey = websocket ? handshakeKey(req) : null;
     const principal = await routeAccess(req, route, parts);
     const service = parts.services.get(route.service);
-    const call = principal === null ? { ...callOf(req, res.requestId), authorization: undefined } : callOf(req, res.requestId, principal.claims);
+    const call = principal === ANONYMOUS ? { ...callOf(req, res.requestId), authorization: undefined } : callOf(req, res.requestId, principal.claims);
     await relay(req, res, {
       route,
       service,
@@ -77,9 +78,10 @@ function docOf(route: CompiledRoute, method: RouteMethod): RouteDoc {
         : ''),
     params,
     scopes: [route.scope],
+    public: publicRead,
     ok: { description: "The upstream's answer, passed through as it is (its hop-by-hop headers and Set-Cookie left out).", content: {} },
     errors,
-    passthrough: { path: route.path.openApiPath, public: publicRead, body: WITH_BODY.has(method), websocket: route.websocket && method === 'GET' },
+    passthrough: { path: route.path.openApiPath, body: WITH_BODY.has(method), websocket: route.websocket && method === 'GET' },
   };
 }
 

@@ -1,4 +1,5 @@
 import { HgError } from '../lib/errors.ts';
+import { parseHttpDate } from './http-date.ts';
 
 /**
  * One element of an entity-tag list (RFC 9110 sections 8.8.3 and 5.6.1): optional W/, then a
@@ -34,17 +35,43 @@ export function entityTags(text: string): string[] | null {
   return tags.length === 0 ? null : tags;
 }
 
+/** "*" or a list of entity-tags, as If-Match and If-None-Match take; a 400 naming `name` otherwise. */
+function parseTagCondition(name: string, header: string | undefined): IfMatch | null {
+  if (header === undefined) return null;
+  const trimmed = header.trim();
+  if (trimmed === '*') return '*';
+  const tags = entityTags(trimmed);
+  if (tags === null) throw new HgError('HG_ERR_BAD_REQUEST', { detail: `${name} must be "*" or a list of entity-tags ("..." or W/"...").` });
+  return tags;
+}
+
 /**
  * Parses If-Match (RFC 9110 section 13.1.1): "*" or a comma-separated list of entity-tags; a value
  * that is neither is a 400 (RFC 9110 leaves it to the server; guessing would risk a lost update).
  */
 export function parseIfMatch(header: string | undefined): IfMatch | null {
-  if (header === undefined) return null;
-  const trimmed = header.trim();
-  if (trimmed === '*') return '*';
-  const tags = entityTags(trimmed);
-  if (tags === null) throw new HgError('HG_ERR_BAD_REQUEST', { detail: 'If-Match must be "*" or a list of entity-tags ("..." or W/"...").' });
-  return tags;
+  return parseTagCondition('If-Match', header);
+}
+
+/**
+ * Parses If-None-Match on a write (RFC 9110 section 13.1.2), as strictly as If-Match: a write
+ * whose condition was misread could overwrite what the client meant to keep (`*` asks for a
+ * create only). Reads stay lenient (conditional.ts): a miss there only costs a 200.
+ */
+export function parseWriteIfNoneMatch(header: string | undefined): IfMatch | null {
+  return parseTagCondition('If-None-Match', header);
+}
+
+/**
+ * If-Unmodified-Since on a write as the upstream should see it (RFC 9110 section 13.1.4): the date
+ * as an IMF-fixdate, or undefined when it must be ignored: the request has If-Match (which takes
+ * its place), or the value is not one valid HTTP-date (a list of dates included). The upstream
+ * holds the modification date, so it decides.
+ */
+export function ifUnmodifiedSinceOf(header: string | undefined, hasIfMatch: boolean, nowMs: number): string | undefined {
+  if (header === undefined || hasIfMatch) return undefined;
+  const ms = parseHttpDate(header, nowMs);
+  return ms === null ? undefined : new Date(ms).toUTCString();
 }
 
 /**
@@ -69,7 +96,10 @@ const MAX_KEY = 255;
 export function parseIdempotencyKey(header: string | undefined): string | null {
   if (header === undefined) return null;
   const text = header.trim();
-  const invalid = (): HgError => new HgError('HG_ERR_BAD_REQUEST', { detail: `Idempotency-Key must be a quoted string (RFC 8941 sf-string) of 1 to ${MAX_KEY} printable characters, e.g. "8e03978e-40d5-43e8-bc93-6894a57f9324".` });
+  const invalid = (): HgError =>
+    new HgError('HG_ERR_BAD_REQUEST', {
+      detail: `Idempotency-Key must be a quoted string (RFC 8941 sf-string) of 1 to ${MAX_KEY} printable characters, e.g. "8e03978e-40d5-43e8-bc93-6894a57f9324".`,
+    });
   if (text.length < 3 || text.charCodeAt(0) !== 34 || text.charCodeAt(text.length - 1) !== 34) throw invalid();
   let key = '';
   for (let i = 1; i < text.length - 1; i++) {

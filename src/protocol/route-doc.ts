@@ -9,6 +9,8 @@ export interface ParamDoc {
   readonly description: string;
   readonly required: boolean;
   readonly schema: JsonSchema;
+  /** A list sent as one comma-separated value (OpenAPI `style: form`, `explode: false`); absent: the default. */
+  readonly explode?: false;
 }
 
 /**
@@ -23,6 +25,8 @@ export interface RouteDoc {
   readonly params: readonly ParamDoc[];
   /** Scopes the bearer token must all carry; empty for an unauthenticated route. */
   readonly scopes: readonly string[];
+  /** A public read: served without credentials too (the scopes then say what a token is checked for). */
+  readonly public?: boolean;
   /** The 200 answer: a description, and a component schema name per media type. */
   readonly ok: { readonly description: string; readonly content: Readonly<Record<string, string>> };
   /** Problems particular to this route (auth, 406, 414 and 500 are added for every route). */
@@ -39,8 +43,6 @@ export interface RouteDoc {
 export interface PassthroughDoc {
   /** The OpenAPI path (a rest parameter has no spelling in the router's pattern). */
   readonly path: string;
-  /** Served without credentials too (a public route's GET and HEAD). */
-  readonly public: boolean;
   /** Takes a request body, of any media type, streamed to the upstream. */
   readonly body: boolean;
   /** Tunnels a WebSocket opening handshake. */

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { authorize, authorizeLimited, type AuthGate, type LimitedGate } from '../auth/authenticate.ts';
+import { authorize, authorizeLimited, authorizePublicRead, type AuthGate, type LimitedGate } from '../auth/authenticate.ts';
 import { insufficientScope, notOwner } from '../auth/challenge.ts';
 import type { Principal } from '../auth/verifier.ts';
 import type { GatewayContext } from './context.ts';
@@ -39,6 +39,15 @@ export class Access {
   scoped(req: IncomingMessage, scope: string): Principal | Promise<Principal> {
     if (this.#limited === null) return authorize(req, this.#gate, scope);
     return authorizeLimited(req, this.#limited, scope);
+  }
+
+  /**
+   * A read of a public resource (item or collection): the rule every public read follows
+   * (authorizePublicRead). A public resource has no owner rule (a start-up check), so the scope is
+   * all there is to decide.
+   */
+  publicRead(req: IncomingMessage, r: CompiledResource): Principal | Promise<Principal> {
+    return authorizePublicRead(req, this.#gate, this.#limited, r.scope);
   }
 
   /** The resource's scope plus its owner rule for the item with these values. */

@@ -6,25 +6,34 @@ import type { Link, Resource } from '../hypermedia/resource.ts';
 import type { Access } from './access.ts';
 import type { ResourceTable } from './compile.ts';
 import { ReadThrough } from './read-through.ts';
+import { API_ROOT, OPENAPI_PATH } from './own-paths.ts';
 import type { ServingParts } from './serving-parts.ts';
 import type { Source } from './source.ts';
 
-export const API_ROOT = '/api';
-export const OPENAPI_PATH = '/api/openapi.json';
+export { API_ROOT, OPENAPI_PATH };
 
 /**
  * Everything a client may start from: the only URL a hypermedia client needs to know. From the
  * table: each collection whose path has no parameter, under the resource's name, and each item
  * template under the resource's rel (RFC 6570, templated); then this document's description.
+ * When some resource is public, `public` lists the relations anyone may read without credentials.
  */
 export function apiRootResource(table: ResourceTable): Resource {
   const links: Record<string, Link> = { self: API_ROOT };
+  // Relations whose reads need no credentials (public resources), so a client knows before it tries.
+  const open: string[] = [];
   for (const r of table.resources) {
-    if (r.collection !== null && r.collection.path.params.length === 0) links[r.name] = r.collection.path.text;
-    if (r.rel !== null) links[r.rel] = { href: r.item.text, templated: true };
+    if (r.collection !== null && r.collection.path.params.length === 0) {
+      links[r.name] = r.collection.path.text;
+      if (r.public) open.push(r.name);
+    }
+    if (r.rel !== null) {
+      links[r.rel] = { href: r.item.text, templated: true };
+      if (r.public) open.push(r.rel);
+    }
   }
   links['describedby'] = OPENAPI_PATH;
-  return { fields: {}, links };
+  return { fields: open.length === 0 ? {} : { public: open }, links };
 }
 
 /** The API root's path has no parameters. */
@@ -38,7 +47,8 @@ export function apiRootRoutes(ctx: GatewayContext, parts: ServingParts, access: 
   const source: Source = {
     local: true,
     groups: () => [],
-    load: (path, _values, _call, ticket) => Promise.resolve(entries.store(path, root, { freshness: entries.localFreshness(), groups: [], embeddedRel: null, ticket })),
+    load: (path, _values, _call, ticket) =>
+      Promise.resolve(entries.store(path, root, { freshness: entries.localFreshness(), groups: [], embeddedRel: null, ticket })),
     notFound: () => {
       throw new Error('the API root always exists');
     },

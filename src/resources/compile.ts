@@ -1,13 +1,18 @@
 import { createHash } from 'node:crypto';
 import type { ClaimTable } from '../auth/claims.ts';
-import type { Config, FieldTypeName, ResourceConfig, WriteOrReadMethod } from '../config/types.ts';
+import type { CollectionConfig, Config, FieldTypeName, ResourceConfig, WriteOrReadMethod } from '../config/types.ts';
 import { HgError } from '../lib/errors.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { UpstreamServices } from '../upstream/services.ts';
 import { JsonPointer } from './json-pointer.ts';
+import { compilePaging, type CompiledPaging } from './compile-paging.ts';
+import { declarationText } from './declaration-text.ts';
+import { QueryModel } from './query-model.ts';
+import { splitTemplate } from './query-text.ts';
 import { compileSchemaFile, type SchemaValidators } from './json-schema.ts';
 import { compileVary, withVariants, type CompiledVary } from './identity.ts';
 import { notFoundIdentity, ownerNoun } from './naming.ts';
+import { OWN_PATHS } from './own-paths.ts';
 import type { ParamType, ParamValue } from './params.ts';
 import { ancestorsOf, Projection } from './projection.ts';
 import { PathTemplate } from './template.ts';
@@ -34,14 +39,29 @@ export interface CompiledLink {
   readonly targets: readonly LinkTarget[];
 }
 
+/** Where a collection's total count is: a pointer into the body, or a response header (lower case). */
+export type TotalSource = { readonly pointer: JsonPointer; readonly header?: undefined } | { readonly header: string; readonly pointer?: undefined };
+
 export interface CompiledCollection {
   readonly path: PathTemplate;
   readonly types: readonly ParamType[];
-  /** The upstream path of the collection, from the collection's values. */
+  /** The upstream path of the collection, from the collection's values (without its fixed query). */
   readonly upstream: Projection;
+  /** The fixed query of the upstream template (`per_page=100`), '' for none. */
+  readonly fixedQuery: string;
   readonly items: JsonPointer;
-  readonly total: JsonPointer | null;
+  readonly total: TotalSource | null;
   readonly paged: boolean;
+  /** How the upstream pages; null for a collection answered whole. */
+  readonly paging: CompiledPaging | null;
+  /** The declared query parameters; null when none are declared. */
+  readonly query: QueryModel | null;
+  /**
+   * Declares nothing a request's query must be read for beyond today's offset and limit (no
+   * declared parameters, no fixed query, offset paging under the shipped names and limits, or a
+   * whole list): such a collection is served by the shipped code path, which reads no other query.
+   */
+  readonly plain: boolean;
   readonly cacheItems: boolean;
   /** An upstream 404 for it: a 404 for a collection below an item (that item may not exist), a 502 for a top-level one (the upstream lacks it). */
   readonly nested: boolean;
@@ -57,6 +77,13 @@ export interface CompiledCollection {
   readonly ownerParam: number;
   /** The declared item this collection lies below (orders: their customer), with its path from the collection's values. */
   parent(): { readonly resource: CompiledResource; readonly path: Projection } | null;
+  /**
+   * May a member be stored as the item at `path`? Only when the resource's own item route is the
+   * one route of the table that matches it: a path another template also matches (a literal
+   * `featured` shop, the OpenAPI document) may be answered by that other resource, under its own
+   * scope, and must never find this collection's record there.
+   */
+  storesMemberAt(path: string): boolean;
 }
 
 /** A resource declaration compiled once at start (or reload): everything a request needs, precomputed. */
@@ -78,7 +105,12 @@ export interface CompiledResource {
   /** Parameter types, in the item path's order; the last parameter names the item. */
   readonly types: readonly ParamType[];
   readonly identityField: string;
+  /** The upstream path of one item (without its fixed query). */
   readonly upstream: Projection;
+  /** The fixed query of the item's upstream template, '' for none. */
+  readonly fixedQuery: string;
+  /** The declared query parameters of an item; null when none are declared (its query is then ignored, as before). */
+  readonly query: QueryModel | null;
   readonly service: UpstreamClient;
   readonly record: JsonPointer;
   readonly fields: readonly string[];
@@ -86,6 +118,8 @@ export interface CompiledResource {
   readonly exposeFields: readonly string[];
   readonly links: readonly CompiledLink[];
   readonly scope: string;
+  /** Its reads (item and collection) need no credentials. */
+  readonly public: boolean;
   /** The owner rule: the claim's index in the ClaimTable, the parameter's index in the item path, and what it owns in words (ownerNoun). */
   readonly owner: { readonly claim: number; readonly param: number; readonly noun: string } | null;
   readonly maxAgeSeconds: number;
@@ -125,6 +159,18 @@ export interface ResourceTable {
 
 const BELOW = 'below:';
 const PAGES = 'pages:';
+/** Every cached spelling of an item with declared query parameters (`/api/products/7?lang=de`). */
+const QUERIED = 'queried:';
+
+/** The declared parameters, or null when there are none: then no request reads them. */
+function queryModel(declared: ResourceConfig['query']): QueryModel | null {
+  return Object.keys(declared).length === 0 ? null : new QueryModel(declared);
+}
+
+function totalSource(total: CollectionConfig['total']): TotalSource | null {
+  if (total === null) return null;
+  return typeof total === 'string' ? { pointer: JsonPointer.compile(total) } : { header: total.header.toLowerCase() };
+}
 
 function compileLinks(links: Readonly<Record<string, string>>, params: readonly string[], declared: readonly LinkTarget[]): CompiledLink[] {
   return Object.entries(links).map(([rel, text]) => {
@@ -167,10 +213,12 @@ interface CompileInputs {
   readonly targets: readonly LinkTarget[];
   /** The compiled resource whose item template has this shape (looked up once every resource is compiled). */
   readonly byShape: (shape: string) => CompiledResource | undefined;
+  /** How many of the table's routes (items, collections, the gateway's own paths) match `path`. */
+  readonly routesMatching: (path: string) => number;
 }
 
 function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): CompiledResource {
-  const { config, services, claims, known, byShape, targets } = inputs;
+  const { config, services, claims, known, byShape, targets, routesMatching } = inputs;
   const item = PathTemplate.parse(r.path);
   const items = known.map((k) => k.template);
   const params = item.params;
@@ -183,8 +231,14 @@ function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): Com
   const parent = known.find((k) => k.template.shape === parentShape)?.singular;
   const detail = `No ${singular} exists with this ${params[params.length - 1]}${parent === undefined ? '' : ` for this ${parent}`}.`;
   const ownerClaim = r.owner === null ? null : (r.owner.claim ?? config.auth.ownerClaim);
-  const owner = r.owner === null || ownerClaim === null ? null : { claim: claims.indexOf(ownerClaim), param: params.indexOf(r.owner.param), noun: ownerNoun(r.owner.param, params, singular) };
-  const groupsOf = (projections: readonly Projection[]) => (values: readonly ParamValue[]): string[] => projections.map((p) => BELOW + p.build(values));
+  const owner =
+    r.owner === null || ownerClaim === null
+      ? null
+      : { claim: claims.indexOf(ownerClaim), param: params.indexOf(r.owner.param), noun: ownerNoun(r.owner.param, params, singular) };
+  const groupsOf =
+    (projections: readonly Projection[]) =>
+    (values: readonly ParamValue[]): string[] =>
+      projections.map((p) => BELOW + p.build(values));
   let collection: CompiledCollection | null = null;
   let collectionOfItem: Projection | null = null;
   if (r.collection !== null) {
@@ -195,13 +249,21 @@ function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): Com
     const nearest = above[above.length - 1];
     const pagesGroup = (values: readonly ParamValue[]): string => PAGES + path.build(values);
     collectionOfItem = new Projection(params, path);
+    const upstream = splitTemplate(c.upstream);
+    const paging = c.paged ? compilePaging(c.paging) : null;
+    const query = queryModel(c.query);
+    const total = totalSource(c.total);
     collection = {
       path,
       types: path.params.map((p) => r.params[p] as ParamType),
-      upstream: new Projection(path.params, PathTemplate.parse(c.upstream)),
+      upstream: new Projection(path.params, PathTemplate.parse(upstream.path)),
+      fixedQuery: upstream.query,
       items: JsonPointer.compile(c.items),
-      total: c.total === null ? null : JsonPointer.compile(c.total),
+      total,
       paged: c.paged,
+      paging,
+      query,
+      plain: query === null && upstream.query === '' && (paging === null || paging.shipped) && total?.header === undefined,
       cacheItems: c.cacheItems,
       nested: path.params.length > 0,
       links: compileLinks(c.links, path.params, targets),
@@ -213,24 +275,31 @@ function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): Com
         const resource = nearest === undefined ? undefined : byShape(nearest.target.shape);
         return resource === undefined || nearest === undefined ? null : { resource, path: nearest };
       },
+      // The member's path is built from its own values, so the item route matches it: alone, or not.
+      storesMemberAt: (memberPath) => c.cacheItems && routesMatching(memberPath) === 1,
     };
   }
-  // What the answer varies with changes its cache key, not its rendering: left out, so declaring
-  // it changes no ETag and no fingerprint.
-  const { vary: _vary, sharedAcrossIdentities: _shared, ...rendered } = r;
-  const declaration = JSON.stringify(rendered);
+  const declaration = declarationText(r);
   const vary = compileVary(config, r, claims);
+  const itemUpstream = splitTemplate(r.upstream);
+  const itemQuery = queryModel(r.query);
+  const itemGroups = groupsOf(ancestors);
   const maxAgeSeconds = r.maxAgeSeconds ?? config.cache.maxAgeSeconds;
   return {
     name,
     declaration,
-    fingerprint: createHash('sha256').update(JSON.stringify([name, declaration, maxAgeSeconds])).digest('base64url').slice(0, 22),
+    fingerprint: createHash('sha256')
+      .update(JSON.stringify([name, declaration, maxAgeSeconds]))
+      .digest('base64url')
+      .slice(0, 22),
     singular,
     rel: r.rel,
     item,
     types,
     identityField: params[params.length - 1] as string,
-    upstream: new Projection(params, PathTemplate.parse(r.upstream)),
+    upstream: new Projection(params, PathTemplate.parse(itemUpstream.path)),
+    fixedQuery: itemUpstream.query,
+    query: itemQuery,
     service: services.get(r.service),
     record: JsonPointer.compile(r.record),
     fields: r.fields,
@@ -238,6 +307,7 @@ function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): Com
     exposeFields: r.exposeFields,
     links: compileLinks(r.links, params, targets),
     scope: r.scope ?? config.auth.requiredScope,
+    public: r.public,
     owner,
     maxAgeSeconds,
     collection,
@@ -246,9 +316,11 @@ function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): Com
     requireIfMatch: r.requireIfMatch,
     idempotencyRequired: r.idempotency === 'required',
     schema: r.schema === null ? null : compileSchemaFile(r.schema),
-    groups: groupsOf(ancestors),
+    // An item read with a query is cached under each spelling: a change to the item drops them all.
+    groups: itemQuery === null ? itemGroups : (values) => [QUERIED + item.build(values), ...itemGroups(values)],
     invalidation: (path, values, below) => {
       const groups = below ? [BELOW + path] : [];
+      if (itemQuery !== null) groups.push(QUERIED + path);
       if (collectionOfItem !== null) groups.push(PAGES + collectionOfItem.build(values));
       return vary === null ? { keys: [path], groups } : withVariants({ keys: [path], groups });
     },
@@ -264,7 +336,11 @@ export function compileResources(config: Config, services: UpstreamServices, cla
   const resources: CompiledResource[] = [];
   // Parents are looked up when first needed, once every resource is compiled.
   const byShape = (shape: string): CompiledResource | undefined => resources.find((r) => r.item.shape === shape);
-  const inputs: CompileInputs = { config, services, claims, known, byShape, targets: linkTargets(config) };
+  const targets = linkTargets(config);
+  // Every route of the table: the gateway's own paths, and each declared item and collection.
+  const routes: LinkTarget[] = [...OWN_PATHS.map((p) => ({ template: PathTemplate.parse(p), types: [] })), ...targets];
+  const routesMatching = (path: string): number => routes.reduce((n, route) => (route.template.fits(path, route.types) ? n + 1 : n), 0);
+  const inputs: CompileInputs = { config, services, claims, known, byShape, targets, routesMatching };
   for (const [name, r] of declared) resources.push(compileOne(name, r, inputs));
   const matchWith = (pick: (r: CompiledResource) => { t: PathTemplate; types: readonly ParamType[] } | null) => (path: string) => {
     for (const resource of resources) {

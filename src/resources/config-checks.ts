@@ -1,6 +1,12 @@
 import { JsonPointer } from './json-pointer.ts';
 import { compileSchemaFile } from './json-schema.ts';
+import { sharedPath, type TypedTemplate } from './overlap.ts';
+import { OWN_PATHS } from './own-paths.ts';
+import type { ParamType } from './params.ts';
+import { checkCollectionQuery, checkQuery, upstreamPath } from './query-checks.ts';
+import { splitTemplate, fixedQueryNames } from './query-text.ts';
 import { PathTemplate } from './template.ts';
+import { closest } from '../config/closest.ts';
 import { servicesOf } from '../config/service-checks.ts';
 import type { Config, ResourceConfig } from '../config/types.ts';
 
@@ -10,8 +16,6 @@ export const RESERVED_FIELDS: ReadonlySet<string> = new Set(['links', '_links', 
 const RESERVED_RELS = new Set(['self']);
 /** Links the API root has whatever is declared. */
 export const ROOT_RELS = ['self', 'describedby'] as const;
-/** Paths the gateway answers itself. */
-const FIXED_PATHS = ['/api', '/api/openapi.json'];
 const NAME = /^[A-Za-z][A-Za-z0-9_-]*$/;
 /** A header field name (RFC 9110 section 5.1: a token). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -38,20 +42,71 @@ function paramsWithin(t: PathTemplate | null, known: readonly string[], key: str
   }
 }
 
-function checkResource(name: string, r: ResourceConfig, config: Config, problems: string[], shapes: Map<string, string>): void {
+/**
+ * A public resource's reads are answered to anyone from one shared cache entry (one per value of the
+ * headers it varies with), so nothing may make them depend on who asks: an owner rule in force (an
+ * anonymous caller owns nothing, so its reads would all be refused), a service that is told the
+ * caller's identity (an answer fetched with one caller's claims or token would be served to
+ * everyone), or a vary on claims (an anonymous caller has none, and a token's are not read).
+ */
+function checkPublic(at: string, r: ResourceConfig, config: Config, problems: string[]): void {
+  if (!r.methods.includes('GET')) problems.push(`${at}.public: lets only GET and HEAD through without credentials, and ${at}.methods has no "GET"`);
+  const ownerClaim = r.owner === null ? null : (r.owner.claim ?? config.auth.ownerClaim);
+  if (ownerClaim !== null) problems.push(`${at}.public: an anonymous caller owns nothing, so the owner rule (claim "${ownerClaim}") would refuse every public read; set ${at}.owner to null, or drop public`);
+  if ((r.vary?.claims.length ?? 0) > 0) problems.push(`${at}.public: an anonymous caller has no claims, so ${at}.vary.claims would keep nothing apart; vary by headers only, or drop public`);
+  const service = servicesOf(config).get(r.service);
+  if (service === undefined) return; // named by the service check
+  const forwarded = [...(Object.keys(service.forwardClaims).length > 0 ? ['forwardClaims'] : []), ...(service.forwardAuthorization ? ['forwardAuthorization'] : [])];
+  if (forwarded.length > 0) {
+    const key = r.service === 'upstream' ? 'upstream' : `upstreams.${r.service}`;
+    problems.push(`${at}.public: the service "${r.service}" is told who asks (${forwarded.map((f) => `${key}.${f}`).join(', ')}), so one caller's answer would be shared with anonymous callers; serve it from a service without them, or drop public`);
+  }
+}
+
+/** A template the table already holds, with what to call it in a problem. */
+interface Claimed {
+  readonly typed: TypedTemplate;
+  readonly label: string;
+}
+
+/**
+ * One path names one resource: a template that can match a path an earlier one matches (the API
+ * root and its document included) is refused, naming both. Same shape: "collides"; otherwise the
+ * path both match is shown. A refused template is not claimed, so each problem is said once.
+ */
+function claimPaths(t: PathTemplate | null, params: Readonly<Record<string, string>>, key: string, claimed: Claimed[], problems: string[]): void {
+  if (t === null) return;
+  // A parameter without a valid type was named already; as a "string" it overlaps the most.
+  const typed: TypedTemplate = { template: t, types: t.params.map((p): ParamType => (params[p] === 'integer' ? 'integer' : 'string')) };
+  let refused = false;
+  for (const other of claimed) {
+    const shared = sharedPath(typed, other.typed);
+    if (shared === null) continue;
+    refused = true;
+    if (t.shape === other.typed.template.shape) problems.push(`${key}: ${t.text} collides with ${other.label} (the same paths would match both)`);
+    else problems.push(`${key}: ${t.text} overlaps ${other.label}: both match ${shared}, so one path would name two resources; make a literal segment differ, or give the parameter a type the literal does not fit`);
+  }
+  if (!refused) claimed.push({ typed, label: `${key} (${t.text})` });
+}
+
+function checkResource(name: string, r: ResourceConfig, config: Config, problems: string[], claimed: Claimed[]): void {
   const at = `resources.${name}`;
   if (!NAME.test(name)) problems.push(`${at}: a resource name starts with a letter and has only letters, digits, - and _`);
   const item = template(r.path, `${at}.path`, problems);
   const params = item?.params ?? [];
   if (item !== null && params.length === 0) problems.push(`${at}.path: an item path needs a parameter (its last one names the item)`);
-  for (const param of params) if (r.params[param] === undefined) problems.push(`${at}.params.${param}: the path parameter {${param}} has no type ("integer" or "string")`);
-  for (const param of Object.keys(r.params)) if (item !== null && !params.includes(param)) problems.push(`${at}.params.${param}: not a parameter of ${at}.path`);
-  const upstream = template(r.upstream, `${at}.upstream`, problems);
+  for (const param of params)
+    if (r.params[param] === undefined) problems.push(`${at}.params.${param}: the path parameter {${param}} has no type ("integer" or "string")`);
+  for (const param of Object.keys(r.params))
+    if (item !== null && !params.includes(param)) problems.push(`${at}.params.${param}: not a parameter of ${at}.path`);
+  const upstream = template(upstreamPath(r.upstream, `${at}.upstream`, problems), `${at}.upstream`, problems);
+  checkQuery(r.query, `${at}.query`, false, fixedQueryNames(splitTemplate(r.upstream).query), problems);
   paramsWithin(upstream, params, `${at}.upstream`, `${at}.path`, problems);
   const itemParam = params[params.length - 1];
   // Without the item's own parameter every item would be read from one and the same upstream path
   // (said only when no unknown name is, which is the likelier slip: {skuu} for {sku}).
-  if (upstream !== null && itemParam !== undefined && !upstream.params.includes(itemParam) && upstream.params.every((p) => params.includes(p))) problems.push(`${at}.upstream: must name the item's own parameter {${itemParam}} (else every item reads the same upstream path)`);
+  if (upstream !== null && itemParam !== undefined && !upstream.params.includes(itemParam) && upstream.params.every((p) => params.includes(p)))
+    problems.push(`${at}.upstream: must name the item's own parameter {${itemParam}} (else every item reads the same upstream path)`);
   if (!servicesOf(config).has(r.service)) problems.push(`${at}.service: "${r.service}" is not a declared service ("upstream" or a key of upstreams)`);
   pointer(r.record, `${at}.record`, problems);
   if (r.vary !== null && r.sharedAcrossIdentities) problems.push(`${at}.sharedAcrossIdentities: not allowed together with ${at}.vary (one says what the answer depends on, the other that it depends on nothing)`);
@@ -61,8 +116,12 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
     for (const field of new Set(r[key].filter((f, i) => r[key].indexOf(f) !== i))) problems.push(`${at}.${key}: "${field}" is listed more than once`);
   }
   for (const field of r.exposeFields) if (r.fields.includes(field)) problems.push(`${at}.exposeFields: "${field}" is already in ${at}.fields`);
+  // A type for a field not listed now waits for it to be exposed: the shipped orders type fields an
+  // operator may leave out of exposeFields. A name that looks like a listed field's is a slip.
+  const listed = [...r.fields, ...r.exposeFields];
   for (const field of Object.keys(r.fieldTypes)) {
-    if (!r.fields.includes(field) && !r.exposeFields.includes(field)) problems.push(`${at}.fieldTypes.${field}: not in ${at}.fields or ${at}.exposeFields`);
+    const meant = listed.includes(field) ? undefined : closest(field, listed);
+    if (meant !== undefined) problems.push(`${at}.fieldTypes.${field}: not in ${at}.fields or ${at}.exposeFields; did you mean "${meant}"?`);
   }
   for (const [rel, text] of Object.entries(r.links)) {
     if (RESERVED_RELS.has(rel)) problems.push(`${at}.links.${rel}: "self" is always added and names the requested path`);
@@ -85,27 +144,41 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
       problems.push(`${at}.schema: ${(err as Error).message}`);
     }
   }
+  if (r.public) checkPublic(at, r, config, problems);
   if (r.owner !== null && item !== null && !params.includes(r.owner.param)) problems.push(`${at}.owner.param: {${r.owner.param}} is not a parameter of ${at}.path`);
-  const shapeOf = (t: PathTemplate | null, key: string): void => {
-    if (t === null) return;
-    const other = shapes.get(t.shape);
-    if (other !== undefined) problems.push(`${key}: ${t.text} collides with ${other} (the same paths would match both)`);
-    else shapes.set(t.shape, `${key} (${t.text})`);
-  };
-  shapeOf(item, `${at}.path`);
+  claimPaths(item, r.params, `${at}.path`, claimed, problems);
   const c = r.collection;
   if (c === null) return;
   const collection = template(c.path, `${at}.collection.path`, problems);
-  shapeOf(collection, `${at}.collection.path`);
+  claimPaths(collection, r.params, `${at}.collection.path`, claimed, problems);
   const identity = params[params.length - 1];
-  paramsWithin(collection, params.filter((p) => p !== identity), `${at}.collection.path`, `${at}.path (other than the item's own {${identity}})`, problems);
+  paramsWithin(
+    collection,
+    params.filter((p) => p !== identity),
+    `${at}.collection.path`,
+    `${at}.path (other than the item's own {${identity}})`,
+    problems,
+  );
   const collectionParams = collection?.params ?? [];
-  paramsWithin(template(c.upstream, `${at}.collection.upstream`, problems), collectionParams, `${at}.collection.upstream`, `${at}.collection.path`, problems);
+  paramsWithin(
+    template(upstreamPath(c.upstream, `${at}.collection.upstream`, problems), `${at}.collection.upstream`, problems),
+    collectionParams,
+    `${at}.collection.upstream`,
+    `${at}.collection.path`,
+    problems,
+  );
   pointer(c.items, `${at}.collection.items`, problems);
-  pointer(c.total, `${at}.collection.total`, problems);
+  checkCollectionQuery(c, `${at}.collection`, problems);
   for (const [rel, text] of Object.entries(c.links)) {
-    if (RESERVED_RELS.has(rel) || (c.paged && ['first', 'prev', 'next', 'last'].includes(rel))) problems.push(`${at}.collection.links.${rel}: the gateway sets this relation itself`);
-    paramsWithin(template(text, `${at}.collection.links.${rel}`, problems), collectionParams, `${at}.collection.links.${rel}`, `${at}.collection.path`, problems);
+    if (RESERVED_RELS.has(rel) || (c.paged && ['first', 'prev', 'next', 'last'].includes(rel)))
+      problems.push(`${at}.collection.links.${rel}: the gateway sets this relation itself`);
+    paramsWithin(
+      template(text, `${at}.collection.links.${rel}`, problems),
+      collectionParams,
+      `${at}.collection.links.${rel}`,
+      `${at}.collection.path`,
+      problems,
+    );
   }
 }
 
@@ -115,7 +188,7 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
  * (a typo, or a linked resource removed with `null` while the link stayed).
  */
 function checkLinkTargets(config: Config, problems: string[]): void {
-  const routes: PathTemplate[] = FIXED_PATHS.map((p) => PathTemplate.parse(p));
+  const routes: PathTemplate[] = OWN_PATHS.map((p) => PathTemplate.parse(p));
   for (const r of Object.values(config.resources)) {
     for (const text of [r.path, r.collection?.path]) if (text !== undefined && PathTemplate.problem(text) === null) routes.push(PathTemplate.parse(text));
   }
@@ -134,17 +207,21 @@ function checkLinkTargets(config: Config, problems: string[]): void {
 /**
  * The rules a resource table must keep beyond each key's own type (README "Declaring resources"):
  * templates that parse and name only known parameters, typed parameters, declared services, JSON
- * pointers, no two paths that match the same requests, API root relations used once, links that
- * lead to a declared path.
+ * pointers, no two templates (items, collections, the API root and its document) that can match
+ * one path, API root relations used once, links that lead to a declared path.
  */
 export function checkResources(config: Config, problems: string[]): void {
-  const shapes = new Map<string, string>(FIXED_PATHS.map((p) => [PathTemplate.parse(p).shape, `the gateway's own ${p}`]));
+  const claimed: Claimed[] = OWN_PATHS.map((p) => ({ typed: { template: PathTemplate.parse(p), types: [] }, label: `the gateway's own ${p}` }));
   const rootRels = new Map<string, string>(ROOT_RELS.map((r) => [r, 'the API root itself']));
   for (const [name, resource] of Object.entries(config.resources)) {
-    checkResource(name, resource, config, problems, shapes);
+    checkResource(name, resource, config, problems, claimed);
     const linked: [string, string][] = [];
     if (resource.rel !== null) linked.push([resource.rel, `resources.${name}.rel`]);
-    if (resource.collection !== null && PathTemplate.problem(resource.collection.path) === null && PathTemplate.parse(resource.collection.path).params.length === 0) {
+    if (
+      resource.collection !== null &&
+      PathTemplate.problem(resource.collection.path) === null &&
+      PathTemplate.parse(resource.collection.path).params.length === 0
+    ) {
       linked.push([name, `resources.${name} (its collection is linked from the API root under the resource's name)`]);
     }
     for (const [rel, key] of linked) {

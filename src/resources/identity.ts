@@ -69,13 +69,14 @@ export function identityKey(path: string, vary: CompiledVary, claims: readonly C
 
 /** The canonical path of a cache key (itself for an entry that varies with nothing). */
 export function pathOfKey(key: string): string {
-  const at = key.indexOf(MARK);
+  // The last mark: the digest has none, whatever the canonical query before it holds.
+  const at = key.lastIndexOf(MARK);
   return at === -1 ? key : key.slice(0, at);
 }
 
 /** The identity part of a key (`#...`), or '' for one that varies with nothing. */
 export function identityOfKey(key: string): string {
-  const at = key.indexOf(MARK);
+  const at = key.lastIndexOf(MARK);
   return at === -1 ? '' : key.slice(at);
 }
 

@@ -1,19 +1,15 @@
 import { HgError } from '../lib/errors.ts';
+import { OffsetPage } from './page-asks.ts';
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
-
-export interface PageQuery {
-  readonly offset: number;
-  readonly limit: number;
-}
 
 function invalid(detail: string): HgError {
   return new HgError('HG_ERR_INVALID_QUERY', { detail });
 }
 
 /** Canonical decimal digits ("0", or no leading zero), up to 2^53-1; else null. */
-function canonicalNumber(text: string): number | null {
+export function canonicalNumber(text: string): number | null {
   if (text.length === 0 || text.length > 16) return null;
   if (text.length > 1 && text.charCodeAt(0) === 48) return null;
   for (let i = 0; i < text.length; i++) {
@@ -29,7 +25,7 @@ function canonicalNumber(text: string): number | null {
  * at most once, in canonical decimal. Anything else, unknown parameters included, is a 400 that
  * names the parameter: a query we do not understand must not silently mean the first page.
  */
-export function parsePageQuery(url: string): PageQuery {
+export function parsePageQuery(url: string): OffsetPage {
   const q = url.indexOf('?');
   let offset: number | null = null;
   let limit: number | null = null;
@@ -52,7 +48,7 @@ export function parsePageQuery(url: string): PageQuery {
       }
     }
   }
-  return { offset: offset ?? 0, limit: limit ?? DEFAULT_LIMIT };
+  return new OffsetPage(offset ?? 0, limit ?? DEFAULT_LIMIT);
 }
 
 /** A parameter the collection does not take: a 400 naming it, and what the collection does take. */
@@ -75,9 +71,4 @@ export function refuseQuery(url: string): void {
     const eq = pair.indexOf('=');
     throw unknown(eq === -1 ? pair : pair.slice(0, eq), 'this collection takes no query parameters');
   }
-}
-
-/** The canonical spelling of a page of the collection at `base`: both parameters, offset first. This is links.self and the cache key. */
-export function pagePath(base: string, offset: number, limit: number): string {
-  return `${base}?offset=${offset}&limit=${limit}`;
 }

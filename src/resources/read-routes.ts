@@ -11,7 +11,11 @@ import type { CompiledCollection, CompiledResource, ResourceTable } from './comp
 import { ReadThrough, upstreamErrors } from './read-through.ts';
 import { CollectionSource, itemSource, type ItemReaders } from './read-sources.ts';
 import type { ServingParts } from './serving-parts.ts';
-import { DEFAULT_LIMIT, MAX_LIMIT, pagePath, parsePageQuery, refuseQuery } from './page-query.ts';
+import { collectionDescription, declaredQueryDocs, pagingParams } from './query-docs.ts';
+import { readCollectionQuery } from './collection-query.ts';
+import { pagePath } from './page-asks.ts';
+import { parsePageQuery, refuseQuery } from './page-query.ts';
+import { readItemQuery } from './item-query.ts';
 import { paramRule, paramSchema, type ParamType, type ParamValue } from './params.ts';
 import { schemaName } from './naming.ts';
 
@@ -38,43 +42,109 @@ function perIdentity(r: CompiledResource): string {
   return `, separately for each value of ${by.join(' and ')}`;
 }
 
-/** GET/HEAD of one item: the hot path (a cached token and a cached entry write bytes and nothing else). */
-function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access): RouteDef[] {
-  // The handler is synchronous up to a cache hit, so one array serves every request; it is
-  // copied before anything waits (here, or in ReadThrough.respond on a miss).
+type ReadHandler = (req: IncomingMessage, res: HgResponse, path: string) => void | Promise<void>;
+
+/** Who may read an item or a page: the resource's access rule, chosen once per resource rather than per request. */
+type ReadRule = (access: Access, req: IncomingMessage, r: CompiledResource, values: readonly ParamValue[]) => Principal | Promise<Principal>;
+const collectionRule: ReadRule = (access, req, r, values) => access.collection(req, r, values);
+const itemRule: ReadRule = (access, req, r, values) => access.item(req, r, values);
+const publicRule: ReadRule = (access, req, r) => access.publicRead(req, r);
+
+/** The cache key of `key` (a path, with its canonical query if any) for the asker: itself, or with the identity of a resource that varies. */
+function keyFor(r: CompiledResource, key: string, claims: Principal['claims'], req: IncomingMessage): string {
+  return r.vary === null ? key : identityKey(key, r.vary, claims, req);
+}
+
+/**
+ * The item handler: the hot path (a cached token and a cached entry write bytes and nothing else).
+ * The handler is synchronous up to a cache hit, so one array serves every request; it is copied
+ * before anything waits (here, or in ReadThrough.respond on a miss). A public resource and a
+ * varying one get a handler of their own, so a resource that is neither runs exactly what it ran before.
+ */
+function itemRead(r: CompiledResource, reader: ReadThrough, access: Access): ReadHandler {
   const scratch: ParamValue[] = [];
   const vary = r.vary;
-  // Chosen once: a resource that varies with nothing keys its entries by path alone, as it always did.
-  const respond =
-    vary === null
-      ? (req: IncomingMessage, res: HgResponse, path: string, values: readonly ParamValue[], p: Principal): void | Promise<void> => reader.respond(req, res, path, values, p.claims)
-      : (req: IncomingMessage, res: HgResponse, path: string, values: readonly ParamValue[], p: Principal): void | Promise<void> => reader.respond(req, res, identityKey(path, vary, p.claims, req), values, p.claims);
-  const read = (req: IncomingMessage, res: HgResponse, path: string): void | Promise<void> => {
+  if (vary !== null) {
+    const rule = r.public ? publicRule : itemRule;
+    return (req, res, path) => {
+      if (!r.item.match(path, r.types, scratch)) throw routeNotFound();
+      const principal = rule(access, req, r, scratch);
+      if (principal instanceof Promise) {
+        const values = scratch.slice();
+        return principal.then((p) => reader.respond(req, res, identityKey(path, vary, p.claims, req), values, p.claims));
+      }
+      return reader.respond(req, res, identityKey(path, vary, principal.claims, req), scratch, principal.claims);
+    };
+  }
+  if (r.public) {
+    return (req, res, path) => {
+      if (!r.item.match(path, r.types, scratch)) throw routeNotFound();
+      const principal = access.publicRead(req, r);
+      if (principal instanceof Promise) {
+        const values = scratch.slice();
+        return principal.then((p) => reader.respond(req, res, path, values, p.claims));
+      }
+      return reader.respond(req, res, path, scratch, principal.claims);
+    };
+  }
+  return (req, res, path) => {
     if (!r.item.match(path, r.types, scratch)) throw routeNotFound();
     const principal = access.item(req, r, scratch);
     if (principal instanceof Promise) {
       const values = scratch.slice();
-      return principal.then((p) => respond(req, res, path, values, p));
+      return principal.then((p) => reader.respond(req, res, path, values, p.claims));
     }
-    return respond(req, res, path, scratch, principal);
+    return reader.respond(req, res, path, scratch, principal.claims);
   };
-  const errors: HgErrorCode[] = ['HG_ERR_ROUTE_NOT_FOUND', 'HG_ERR_RESOURCE_NOT_FOUND', ...(r.owner === null ? [] : (['HG_ERR_NOT_OWNER'] as const)), ...upstreamErrors(r.service)];
-  return getAndHead(r.item.route, read, {
-    operationId: `get${schemaName(r.singular)}`,
-    summary: `Read one ${r.singular}`,
-    description: `One ${r.singular} with its links (${['self', ...r.links.map((l) => l.rel)].join(', ')}). Cached for up to ${r.maxAgeSeconds} s${perIdentity(r)}; conditional with If-None-Match.`,
-    params: pathParams(r, r.item.params, r.types),
-    scopes: access.scopesOf(r, false),
-    ok: { description: `The ${r.singular}.`, content: { 'application/json': schemaName(r.singular), 'application/hal+json': `${schemaName(r.singular)}Hal` } },
-    errors,
-    notFound: r.notFound().identity,
-  }, (path) => r.item.fits(path, r.types));
 }
 
-/** GET/HEAD of a collection: a page (offset/limit, canonical self) or the whole list. */
+/** GET/HEAD of one item. */
+function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access): RouteDef[] {
+  const read = itemRead(r, reader, access);
+  // An item that declares query parameters is cached under its canonical query (a route of its own,
+  // so an item that declares none runs the code above and nothing more).
+  const model = r.query;
+  const rule = r.public ? publicRule : itemRule;
+  const readQueried =
+    model === null
+      ? read
+      : (req: IncomingMessage, res: HgResponse, path: string): void | Promise<void> => {
+          const values: ParamValue[] = [];
+          if (!r.item.match(path, r.types, values)) throw routeNotFound();
+          return andThen(rule(access, req, r, values), ({ claims }: Principal) => reader.respond(req, res, keyFor(r, readItemQuery(model, path, req.url ?? ''), claims, req), values, claims));
+        };
+  const errors: HgErrorCode[] = [
+    'HG_ERR_ROUTE_NOT_FOUND',
+    ...(r.query === null ? [] : (['HG_ERR_INVALID_QUERY'] as const)),
+    'HG_ERR_RESOURCE_NOT_FOUND',
+    ...(r.owner === null ? [] : (['HG_ERR_NOT_OWNER'] as const)),
+    ...upstreamErrors(r.service),
+  ];
+  return getAndHead(
+    r.item.route,
+    readQueried,
+    {
+      operationId: `get${schemaName(r.singular)}`,
+      summary: `Read one ${r.singular}`,
+      description: `One ${r.singular} with its links (${['self', ...r.links.map((l) => l.rel)].join(', ')}). Cached for up to ${r.maxAgeSeconds} s${perIdentity(r)}; conditional with If-None-Match.`,
+      params: [...pathParams(r, r.item.params, r.types), ...declaredQueryDocs(r.query)],
+      scopes: access.scopesOf(r, false),
+      public: r.public,
+      ok: {
+        description: `The ${r.singular}.`,
+        content: { 'application/json': schemaName(r.singular), 'application/hal+json': `${schemaName(r.singular)}Hal` },
+      },
+      errors,
+      notFound: r.notFound().identity,
+    },
+    (path) => r.item.fits(path, r.types),
+  );
+}
+
+/** GET/HEAD of a collection: a page (canonical self) or the whole list. */
 function collectionRoutes(r: CompiledResource, c: CompiledCollection, parts: ServingParts, access: Access, items: ItemReaders): RouteDef[] {
-  const whole = c.paged ? null : new ReadThrough(parts, new CollectionSource(r, c, parts.entries, null, items));
-  const vary = r.vary;
+  const rule = r.public ? publicRule : collectionRule;
+  const whole = c.paged || !c.plain ? null : new ReadThrough(parts, new CollectionSource(r, c, parts.entries, null, items));
   const read = (req: IncomingMessage, res: HgResponse, path: string): void | Promise<void> => {
     const values: ParamValue[] = [];
     if (!c.path.match(path, c.types, values)) throw routeNotFound();
@@ -82,35 +152,40 @@ function collectionRoutes(r: CompiledResource, c: CompiledCollection, parts: Ser
       if (whole !== null) {
         // The path is the target without its query: a longer target has one.
         if (req.url !== undefined && req.url.length !== path.length) refuseQuery(req.url);
-        return whole.respond(req, res, vary === null ? path : identityKey(path, vary, claims, req), values, claims);
+        return whole.respond(req, res, keyFor(r, path, claims, req), values, claims);
       }
-      const paging = parsePageQuery(req.url ?? '');
-      // A page has its own source (the paging it asks the upstream for).
-      const page = new ReadThrough(parts, new CollectionSource(r, c, parts.entries, paging, items));
-      const canonical = pagePath(path, paging.offset, paging.limit);
-      return page.respond(req, res, vary === null ? canonical : identityKey(canonical, vary, claims, req), values, claims);
+      if (c.plain) {
+        const paging = parsePageQuery(req.url ?? '');
+        // A page has its own source (the paging it asks the upstream for).
+        const page = new ReadThrough(parts, new CollectionSource(r, c, parts.entries, paging, items));
+        return page.respond(req, res, keyFor(r, pagePath(path, paging.offset, paging.limit), claims, req), values, claims);
+      }
+      // Declared parameters, another paging style or a fixed upstream query: the canonical query path.
+      const { key, ask } = readCollectionQuery(c, r.name, path, req.url ?? '', parts.cursors);
+      return new ReadThrough(parts, new CollectionSource(r, c, parts.entries, ask, items)).respond(req, res, keyFor(r, key, claims, req), values, claims);
     };
-    return andThen(access.collection(req, r, values), serve);
+    return andThen(rule(access, req, r, values), serve);
   };
   const name = `${schemaName(r.singular)}${c.paged ? 'Page' : 'List'}`;
-  const query: ParamDoc[] = c.paged
-    ? [
-        { name: 'offset', in: 'query', required: false, description: `Index of the first ${r.singular} of the page.`, schema: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 } },
-        { name: 'limit', in: 'query', required: false, description: `${schemaName(r.name)} per page.`, schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT } },
-      ]
-    : [];
   const ownership: HgErrorCode[] = r.owner !== null && c.ownerParam !== -1 ? ['HG_ERR_NOT_OWNER'] : [];
-  return getAndHead(c.path.route, read, {
-    operationId: `list${schemaName(r.name)}`,
-    summary: c.paged ? `Read a page of ${r.name}` : `Read the ${r.name}`,
-    description: c.paged
-      ? `${schemaName(r.name)} in pages. links.self is the canonical spelling of the page: both parameters, offset first (${c.path.text}?offset=0&limit=${DEFAULT_LIMIT}), whatever spelling was requested. prev and next appear only where they exist.`
-      : `Every ${r.singular} of the collection, each with links.self. It takes no query parameters: any is a 400 naming it.`,
-    params: [...pathParams(r, c.path.params, c.types), ...query],
-    scopes: access.scopesOf(r, true),
-    ok: { description: `The ${r.name}.`, content: { 'application/json': name, 'application/hal+json': `${name}Hal` } },
-    errors: ['HG_ERR_ROUTE_NOT_FOUND', 'HG_ERR_INVALID_QUERY', ...ownership, ...upstreamErrors(r.service)],
-  }, (path) => c.path.fits(path, c.types));
+  // Below an item (orders of a customer), a missing item is that item's own 404 (customer-not-found).
+  const parent = c.parent();
+  return getAndHead(
+    c.path.route,
+    read,
+    {
+      operationId: `list${schemaName(r.name)}`,
+      summary: c.paged ? `Read a page of ${r.name}` : `Read the ${r.name}`,
+      description: collectionDescription(r, c),
+      params: [...pathParams(r, c.path.params, c.types), ...declaredQueryDocs(c.query), ...pagingParams(r, c)],
+      scopes: access.scopesOf(r, true),
+      public: r.public,
+      ok: { description: `The ${r.name}.`, content: { 'application/json': name, 'application/hal+json': `${name}Hal` } },
+      errors: ['HG_ERR_ROUTE_NOT_FOUND', ...(parent === null ? [] : (['HG_ERR_RESOURCE_NOT_FOUND'] as const)), 'HG_ERR_INVALID_QUERY', ...ownership, ...upstreamErrors(r.service)],
+      ...(parent === null ? {} : { notFound: parent.resource.notFound().identity }),
+    },
+    (path) => c.path.fits(path, c.types),
+  );
 }
 
 /** Every read route of the table: each resource's collection (if declared) and its items. */

@@ -8,7 +8,8 @@ import type { EntryStore } from './entry-store.ts';
 import type { ParamValue } from './params.ts';
 import { identityKey, identityOfKey, keyGroups, pathOfKey } from './identity.ts';
 import type { ReadThrough } from './read-through.ts';
-import { itemFromRecord, pageFromBody, type Paging } from './record.ts';
+import type { PageAsk, UpstreamSpot } from './page-asks.ts';
+import { itemFromRecord, pageFromBody } from './record.ts';
 import type { Source } from './source.ts';
 
 /** Does the resource take any write (POST, PUT, PATCH, DELETE)? */
@@ -26,13 +27,24 @@ export function itemSource(r: CompiledResource, entries: EntryStore): Source {
     notFound: () => r.notFound(),
     groups: (values) => r.groups(values),
     claimProblem: (claims) => r.service.claimProblem(claims),
-    // `key` is the path, with the identity for a resource that varies (identity.ts).
+    // `key` is the path (with its canonical query, if the item declares one), followed by the
+    // identity for a resource that varies (identity.ts).
     load: async (key, values, call, ticket) => {
-      const result = await r.service.getJson(r.upstream.build(values), call, (json) => itemFromRecord(r, r.record.resolve(json), values, pathOfKey(key)));
+      const path = pathOfKey(key);
+      const result = await r.service.getJson(r.upstream.build(values) + itemQuery(r, path), call, (json) =>
+        itemFromRecord(r, r.record.resolve(json), values, path),
+      );
       const groups = keyGroups(key, r.groups(values));
       if (!result.found) throw entries.storeAbsent(key, groups, source, ticket);
       const validator = result.etag === null ? null : { upstream: result.etag, suffixes };
-      return entries.store(key, result.value, { freshness: entries.upstreamFreshness(result, r.maxAgeSeconds), groups, embeddedRel: null, ticket, validator, vary });
+      return entries.store(key, result.value, {
+        freshness: entries.upstreamFreshness(result, r.maxAgeSeconds),
+        groups,
+        embeddedRel: null,
+        ticket,
+        validator,
+        vary,
+      });
     },
   };
   return source;
@@ -47,6 +59,18 @@ function parentKey(parent: CompiledResource, path: string, call: UpstreamCall): 
   if (vary === null) return path;
   if (call.request === undefined) throw new Error('a varying resource is read without its request');
   return identityKey(path, vary, call.claims, call.request);
+}
+
+/**
+ * The upstream query of the item at `path` (its cache key without the identity): the fixed query
+ * of its upstream template and, when it declares query parameters, the key's canonical query under
+ * the upstream's names. '' for an item that has neither (the shipped ones).
+ */
+function itemQuery(r: CompiledResource, path: string): string {
+  if (r.query === null) return r.fixedQuery === '' ? '' : `?${r.fixedQuery}`;
+  const q = path.indexOf('?');
+  const text = r.query.upstreamOf(q === -1 ? '' : path.slice(q + 1), r.fixedQuery);
+  return text === '' ? '' : `?${text}`;
 }
 
 /** The read-through of each declared item, so a collection can ask whether the item it lies below exists. */
@@ -64,15 +88,16 @@ export class CollectionSource implements Source {
   readonly #r: CompiledResource;
   readonly #c: CompiledCollection;
   readonly #entries: EntryStore;
-  readonly #paging: Paging | null;
+  readonly #ask: PageAsk | null;
   readonly #items: ItemReaders;
 
-  constructor(r: CompiledResource, c: CompiledCollection, entries: EntryStore, paging: Paging | null, items: ItemReaders) {
+  /** `ask`: the page asked for (its upstream query and links); null for a collection answered whole without declared parameters. */
+  constructor(r: CompiledResource, c: CompiledCollection, entries: EntryStore, ask: PageAsk | null, items: ItemReaders) {
     this.takesWrites = takesWrites(r);
     this.#r = r;
     this.#c = c;
     this.#entries = entries;
-    this.#paging = paging;
+    this.#ask = ask;
     this.#items = items;
   }
 
@@ -100,10 +125,12 @@ export class CollectionSource implements Source {
   async load(key: string, values: readonly ParamValue[], call: UpstreamCall, ticket: number): Promise<CacheEntry> {
     const r = this.#r;
     const c = this.#c;
-    const paging = this.#paging;
+    const ask = this.#ask;
     const entries = this.#entries;
-    const query = paging === null ? '' : `?offset=${paging.offset}&limit=${paging.limit}`;
-    const result = await r.service.getJson(c.upstream.build(values) + query, call, (json) => pageFromBody(r, c, json, values, paging));
+    const query = ask !== null ? ask.upstreamQuery() : c.fixedQuery === '' ? '' : `?${c.fixedQuery}`;
+    const path = c.upstream.build(values);
+    const spot: UpstreamSpot = { who: r.service.who, origin: r.service.origin, path: r.service.basePath + path };
+    const result = await r.service.getJson(path + query, call, (json, headers) => pageFromBody(r, c, json, headers, values, ask, spot));
     if (!result.found) {
       if (!c.nested) throw this.notFound();
       const parent = c.parent();
@@ -114,10 +141,12 @@ export class CollectionSource implements Source {
     }
     const freshness = entries.upstreamFreshness(result, r.maxAgeSeconds);
     const vary = entries.varyOf(r);
-    // Following a member's self link is then a cache hit (for the same identity: its key has the page's).
+    // Following a member's self link is then a cache hit, where that link leads to this resource
+    // alone (and for the same identity: its key has the page's).
     const identity = identityOfKey(key);
     if (c.cacheItems) {
       for (const member of result.value.members) {
+        if (!c.storesMemberAt(member.path)) continue;
         const memberKey = member.path + identity;
         entries.store(memberKey, member.resource, { freshness, groups: keyGroups(memberKey, r.groups(member.values)), embeddedRel: null, ticket, vary });
       }

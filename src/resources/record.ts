@@ -3,7 +3,8 @@ import { HgError } from '../lib/errors.ts';
 import { deeperThan, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import type { Link, Resource } from '../hypermedia/resource.ts';
 import type { CompiledCollection, CompiledLink, CompiledResource } from './compile.ts';
-import { pagePath } from './page-query.ts';
+import type { ResponseHeaders } from '../lib/exchange.ts';
+import type { PageAsk, UpstreamSpot } from './page-asks.ts';
 import { paramFromValue, parseStringParam, type ParamType, type ParamValue } from './params.ts';
 
 /** The upstream answered, but not with what the declaration says: 502, and the detail says what was wrong. */
@@ -18,12 +19,18 @@ function asObject(r: CompiledResource, value: unknown, what: string): Record<str
 
 function hasType(value: unknown, type: FieldTypeName): boolean {
   switch (type) {
-    case 'string': return typeof value === 'string';
-    case 'integer': return Number.isSafeInteger(value);
-    case 'number': return typeof value === 'number' && Number.isFinite(value);
-    case 'boolean': return typeof value === 'boolean';
-    case 'object': return typeof value === 'object' && value !== null && !Array.isArray(value);
-    case 'array': return Array.isArray(value);
+    case 'string':
+      return typeof value === 'string';
+    case 'integer':
+      return Number.isSafeInteger(value);
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'object':
+      return typeof value === 'object' && value !== null && !Array.isArray(value);
+    case 'array':
+      return Array.isArray(value);
   }
 }
 
@@ -78,7 +85,8 @@ export function itemFromRecord(r: CompiledResource, value: unknown, values: read
   const id = values[values.length - 1] as ParamValue;
   const upstreamId = record[r.identityField];
   if (upstreamId === undefined) throw invalid(r, 'record', `${r.identityField} is missing`);
-  if (paramFromValue(r.types[r.types.length - 1] as ParamType, upstreamId) !== id) throw invalid(r, 'record', `${r.identityField} does not match the requested ${r.singular}`);
+  if (paramFromValue(r.types[r.types.length - 1] as ParamType, upstreamId) !== id)
+    throw invalid(r, 'record', `${r.identityField} does not match the requested ${r.singular}`);
   const fields: Record<string, unknown> = {};
   for (const field of r.fields) {
     if (field === r.identityField) {
@@ -122,54 +130,45 @@ export function memberFromRecord(r: CompiledResource, c: CompiledCollection, val
   return { path, values, resource: itemFromRecord(r, record, values, path) };
 }
 
-/** offset/limit of a paged request; null for a collection answered whole. */
-export interface Paging {
-  readonly offset: number;
-  readonly limit: number;
-}
-
-/**
- * Where prev leads: the page before, or, from a page past the end, the last page in this page's
- * alignment (offset modulo limit) that has items. null when there is none: the first page, an
- * empty collection, or an empty page whose collection's total is unknown (no page is known to have items).
- */
-function prevOffset({ offset, limit }: Paging, count: number, total: number | null): number | null {
-  if (offset === 0) return null;
-  if (total === null) return count === 0 ? null : Math.max(0, offset - limit);
-  if (total === 0) return null;
-  if (offset - limit < total) return Math.max(0, offset - limit);
-  // The fewest steps of limit back to an offset below the total.
-  return Math.max(0, offset - (Math.floor((offset - total) / limit) + 1) * limit);
-}
-
-/** first, prev and next only where they exist, last when the total is known (RFC 8288 relation names). */
-function pageLinks(base: string, { offset, limit }: Paging, count: number, total: number | null): Record<string, Link> {
-  const links: Record<string, Link> = { self: pagePath(base, offset, limit), first: pagePath(base, 0, limit) };
-  const prev = prevOffset({ offset, limit }, count, total);
-  if (prev !== null) links['prev'] = pagePath(base, prev, limit);
-  if (total === null ? count === limit : offset + limit < total) links['next'] = pagePath(base, offset + limit, limit);
-  if (total !== null) links['last'] = pagePath(base, total === 0 ? 0 : Math.floor((total - 1) / limit) * limit, limit);
-  return links;
+/** The collection's total count, from the body or a header, when it declares one: a non-negative integer, else 502. */
+function totalOf(r: CompiledResource, c: CompiledCollection, body: unknown, headers: ResponseHeaders): number | null {
+  const source = c.total;
+  if (source === null) return null;
+  if (source.header !== undefined) {
+    const text = headers[source.header];
+    const value = typeof text === 'string' && /^(0|[1-9][0-9]{0,15})$/.test(text) ? Number(text) : -1;
+    if (!Number.isSafeInteger(value) || value < 0) throw invalid(r, 'collection', `its ${source.header} header is not a non-negative integer`);
+    return value;
+  }
+  const value = source.pointer.resolve(body);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
+    throw invalid(r, 'collection', `${source.pointer.text.slice(1) || 'the body'} is not a non-negative integer`);
+  return value;
 }
 
 /**
  * An upstream collection answer as the collection resource: its members (each rendered as the item,
- * with its own self link), the total when declared, paging links and the declared links.
+ * with its own self link), the total when declared, paging links (the page's `ask`; a collection
+ * answered whole without one links only itself) and the declared links.
  */
-export function pageFromBody(r: CompiledResource, c: CompiledCollection, body: unknown, collectionValues: readonly ParamValue[], paging: Paging | null): { page: Resource; members: Member[] } {
+export function pageFromBody(
+  r: CompiledResource,
+  c: CompiledCollection,
+  body: unknown,
+  headers: ResponseHeaders,
+  collectionValues: readonly ParamValue[],
+  ask: PageAsk | null,
+  upstream: UpstreamSpot,
+): { page: Resource; members: Member[] } {
   const base = c.path.build(collectionValues);
   const records = c.items.resolve(body);
-  if (!Array.isArray(records) || (paging !== null && records.length > paging.limit)) {
-    throw invalid(r, 'collection', `${c.items.text.slice(1) || 'the body'} is not an array${paging === null ? '' : ' of at most limit records'}`);
+  const limit = ask === null ? null : ask.limit;
+  if (!Array.isArray(records) || (limit !== null && records.length > limit)) {
+    throw invalid(r, 'collection', `${c.items.text.slice(1) || 'the body'} is not an array${limit === null ? '' : ' of at most limit records'}`);
   }
-  let total: number | null = null;
-  if (c.total !== null) {
-    const value = c.total.resolve(body);
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw invalid(r, 'collection', `${c.total.text.slice(1) || 'the body'} is not a non-negative integer`);
-    total = value;
-  }
+  const total = totalOf(r, c, body, headers);
   const members = records.map((record) => memberFromRecord(r, c, record, collectionValues));
-  const links: Record<string, Link> = paging === null ? { self: base } : pageLinks(base, paging, records.length, total);
+  const links: Record<string, Link> = ask === null ? { self: base } : ask.links(base, { body, headers, records, total }, upstream);
   for (const link of c.links) {
     const href = buildLink(link, collectionValues, {});
     if (href !== null) links[link.rel] = href;

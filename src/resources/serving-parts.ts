@@ -1,4 +1,5 @@
 import type { GatewayContext } from './context.ts';
+import type { CursorSeal } from './cursor-seal.ts';
 import { EntryStore } from './entry-store.ts';
 import { FormatNegotiation } from './format-negotiation.ts';
 import { Loads } from './loads.ts';
@@ -13,9 +14,11 @@ export interface ServingParts {
   readonly sieMs: number;
   /** cache.staleWhileRevalidateSeconds, in ms. */
   readonly swrMs: number;
+  /** Seals and opens the cursors of paging links (paging.cursorSecret). */
+  readonly cursors: CursorSeal;
 }
 
-export function servingParts(ctx: GatewayContext): ServingParts {
+export function servingParts(ctx: GatewayContext, cursors: CursorSeal): ServingParts {
   const entries = new EntryStore(ctx);
   return {
     ctx,
@@ -24,5 +27,6 @@ export function servingParts(ctx: GatewayContext): ServingParts {
     loads: new Loads(ctx),
     sieMs: ctx.config.cache.staleIfErrorSeconds * 1000,
     swrMs: ctx.config.cache.staleWhileRevalidateSeconds * 1000,
+    cursors,
   };
 }

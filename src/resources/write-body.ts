@@ -15,11 +15,14 @@ function startsWithBom(bytes: Buffer): boolean {
   return bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
 }
 
-/** A path parameter a body may name but not change: its name, type and the request's value. */
+/**
+ * A field the body may name but not change: a path parameter, with its type and the request's
+ * value; or, `value` null, a POST's new identifier, which the upstream assigns (it must be absent).
+ */
 export interface FixedField {
   readonly name: string;
   readonly type: ParamType;
-  readonly value: ParamValue;
+  readonly value: ParamValue | null;
 }
 
 function unprocessable(errors: FieldError[]): HgError {
@@ -44,7 +47,7 @@ const TEXT_PROBLEM_DETAIL: Readonly<Record<Exclude<JsonTextProblem['kind'], 'dep
  * Checks a write's body before anything is sent: JSON (else 400) nested at most `maxDepth` levels
  * (server.maxBodyDepth; else 400), an object (else 422) whose members are named once and whose
  * strings are Unicode text (I-JSON; else 422), only the fields the resource exposes (`fields`,
- * `exposeFields`), path parameters' fields unchanged, and the resource's JSON Schema when it has
+ * `exposeFields`), path parameters' fields unchanged (a POST's new identifier absent), and the resource's JSON Schema when it has
  * one (`patch`: the merge-patch form, RFC 7396). Every failing field is listed in one 422. The
  * parsed object is returned; the bytes sent upstream are the caller's, unchanged.
  */
@@ -68,7 +71,10 @@ export function checkBody(r: CompiledResource, bytes: Buffer, patch: boolean, fi
     if (!r.fields.includes(name) && !r.exposeFields.includes(name)) errors.push({ pointer: pointerTo(name), detail: 'is not a field of this resource' });
   }
   for (const field of fixed) {
-    if (Object.hasOwn(body, field.name) && paramFromValue(field.type, body[field.name]) !== field.value) {
+    if (!Object.hasOwn(body, field.name)) continue;
+    // A POST's new item gets its identifier from the upstream: one sent would be ignored, or worse.
+    if (field.value === null) errors.push({ pointer: pointerTo(field.name), detail: `is the new ${r.singular}'s identifier, which the upstream service assigns; leave it out (a PUT to the item's path with If-None-Match: * creates one under an identifier of your choosing)` });
+    else if (paramFromValue(field.type, body[field.name]) !== field.value) {
       errors.push({ pointer: pointerTo(field.name), detail: `must equal the path's ${field.name} (${field.value}) or be left out` });
     }
   }

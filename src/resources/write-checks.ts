@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { HgError } from '../lib/errors.ts';
 import { readBody } from '../protocol/body.ts';
 import { jsonMediaType, WRITE_BODY_TYPES } from '../lib/media-type.ts';
-import { parseIdempotencyKey, parseIfMatch } from '../protocol/preconditions.ts';
+import { ifUnmodifiedSinceOf, parseIdempotencyKey, parseIfMatch, parseWriteIfNoneMatch } from '../protocol/preconditions.ts';
 import type { HgResponse } from '../protocol/response.ts';
 import { JSON_INDEX } from '../hypermedia/formats.ts';
 import type { ParamType, ParamValue } from './params.ts';
@@ -66,7 +66,7 @@ export function idempotencyKeyOf(op: WriteOp, headers: IncomingHttpHeaders): str
 /**
  * Everything that can refuse a write without the upstream, before a byte is read or sent: the
  * route (404), the token, its write scope and the owner rule (401/403), Accept (406), If-Match
- * (400, 428), the media type and coding (415), Idempotency-Key (400), the body's size (413, while
+ * and If-None-Match (400, 428), the media type and coding (415), Idempotency-Key (400), the body's size (413, while
  * it streams), its JSON (400) and its fields and schema (422). In that order.
  */
 export async function checkWrite(op: WriteOp, deps: WriteDeps, req: IncomingMessage, res: HgResponse, path: string): Promise<CheckedWrite> {
@@ -78,15 +78,21 @@ export async function checkWrite(op: WriteOp, deps: WriteDeps, req: IncomingMess
   const principal = await deps.access.write(req, r, values, collection !== null);
   const format = method === 'DELETE' ? JSON_INDEX : deps.parts.formats.format(req);
   const ifMatch = parseIfMatch(req.headers['if-match']);
-  if (ifMatch === null && r.requireIfMatch && collection === null) throw new HgError('HG_ERR_PRECONDITION_REQUIRED');
-  if (method === 'DELETE') return { values, principal, format, ifMatch, body: undefined, contentType: undefined, key: null, sentKey: undefined };
+  const ifNoneMatch = parseWriteIfNoneMatch(req.headers['if-none-match']);
+  // A create-only PUT (If-None-Match: *) cannot overwrite anything: no lost update to prevent.
+  const createOnly = method === 'PUT' && ifNoneMatch === '*';
+  if (ifMatch === null && !createOnly && r.requireIfMatch && collection === null) throw new HgError('HG_ERR_PRECONDITION_REQUIRED');
+  const ifUnmodifiedSince = ifUnmodifiedSinceOf(req.headers['if-unmodified-since'], ifMatch !== null, deps.ctx.clock.now());
+  const conditions = { ifMatch, ifNoneMatch, ifUnmodifiedSince };
+  if (method === 'DELETE') return { values, principal, format, ...conditions, body: undefined, contentType: undefined, key: null, sentKey: undefined };
 
   const contentType = checkMediaType(method, req.headers);
   const key = idempotencyKeyOf(op, req.headers);
   const body = await readBody(req, res, deps.ctx.config.server.maxBodyBytes);
   const fixed: FixedField[] = template.params.map((name, i) => ({ name, type: types[i] as ParamType, value: values[i] as ParamValue }));
+  if (method === 'POST') fixed.push({ name: r.identityField, type: r.types[r.types.length - 1] as ParamType, value: null });
   checkBody(r, body, method === 'PATCH', fixed, deps.ctx.config.server.maxBodyDepth);
   // As the client sent it (an sf-string, validated above).
   const sentKey = key === null ? undefined : (req.headers['idempotency-key'] as string);
-  return { values, principal, format, ifMatch, body, contentType, key, sentKey };
+  return { values, principal, format, ...conditions, body, contentType, key, sentKey };
 }

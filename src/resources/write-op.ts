@@ -45,6 +45,10 @@ export interface CheckedWrite {
   /** Index into FORMATS of the answer (JSON for DELETE, which answers no body). */
   readonly format: number;
   readonly ifMatch: IfMatch | null;
+  /** If-None-Match: `*` asks for a create only (RFC 9110 section 13.1.2). */
+  readonly ifNoneMatch: IfMatch | null;
+  /** If-Unmodified-Since as an IMF-fixdate for the upstream; undefined when absent or ignored (ifUnmodifiedSinceOf). */
+  readonly ifUnmodifiedSince: string | undefined;
   /** The body exactly as received (checked); undefined for DELETE. */
   readonly body: Buffer | undefined;
   readonly contentType: string | undefined;

@@ -18,3 +18,10 @@ export type WorkerMessage =
   /** purged null: no route has this path (the primary answers 404); instances as in PurgeResult. */
   | { readonly type: 'purged'; readonly seq: number; readonly purged: number | null; readonly instances?: number | null }
   | { readonly type: 'readiness'; readonly seq: number; readonly reason: string | null };
+
+/**
+ * The environment variable a cluster primary gives each worker the key that seals paging cursors
+ * in (base64url), while paging.cursorSecret is null: every worker then opens the cursors any of
+ * them made. Not a HYPERGATE_ variable: it is no config key and no operator sets it.
+ */
+export const CURSOR_KEY_VARIABLE = 'HG_WORKER_CURSOR_KEY';

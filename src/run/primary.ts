@@ -1,4 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
+import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { AggregatorRegistry } from 'prom-client';
 import type { AdminBackend, ReloadResult } from '../admin/backend.ts';
@@ -13,7 +14,7 @@ import { changedKeys, Reloader, restartRequired } from '../gateway/reload.ts';
 import { silentLogger, type Logger } from '../observability/logger.ts';
 import { emptyJwksTally } from '../observability/metrics.ts';
 import { WorkerQuestions } from './ipc.ts';
-import type { WorkerMessage } from './messages.ts';
+import { CURSOR_KEY_VARIABLE, type WorkerMessage } from './messages.ts';
 import { pidFileProblem, writePidFile } from './pid-file.ts';
 import { rereader, type ConfigSource } from './reload.ts';
 import { reloadWorkers } from './rolling-reload.ts';
@@ -69,15 +70,22 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
   if (anyKeySource === null) await loadOrCreateDevKeys(config.auth.devKeyDir);
 
   // The admin listener's own verifier (the workers verify the public API's tokens), built like theirs.
-  const authDeps: AuthDeps = { clock: systemClock, logger: silentLogger, tokens: { cacheHits: 0, verified: 0, rejected: 0, keysUnavailable: 0 }, jwks: emptyJwksTally() };
+  const authDeps: AuthDeps = {
+    clock: systemClock,
+    logger: silentLogger,
+    tokens: { cacheHits: 0, verified: 0, rejected: 0, keysUnavailable: 0 },
+    jwks: emptyJwksTally(),
+  };
   let auth = await buildAuth(config, null, authDeps);
   const slots: Slot[] = Array.from({ length: count }, () => ({ worker: null, ready: false, startedAt: 0, failures: 0 }));
   let stopping = false;
   let everReady = false;
   const questions = new WorkerQuestions();
 
+  // One key for every worker (and every restarted one), so a cursor made by one opens at another.
+  const cursorKey = randomBytes(32).toString('base64url');
   const fork = (slot: Slot): void => {
-    const worker = cluster.fork();
+    const worker = cluster.fork({ [CURSOR_KEY_VARIABLE]: cursorKey });
     slot.worker = worker;
     slot.ready = false;
     slot.startedAt = Date.now();
@@ -139,7 +147,8 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
     purge: async (path) => {
       const answers = await Promise.all(live().map((w) => questions.ask(w, (seq) => ({ type: 'purge', seq, path }), IPC_TIMEOUT_MS)));
       const done = answers.flatMap((a) => (a?.type === 'purged' && a.purged !== null ? [a] : []));
-      if (done.length === 0 && answers.some((a) => a?.type === 'purged')) throw new HgError('HG_ERR_ROUTE_NOT_FOUND', { detail: 'No resource of this gateway has this path.' });
+      if (done.length === 0 && answers.some((a) => a?.type === 'purged'))
+        throw new HgError('HG_ERR_ROUTE_NOT_FOUND', { detail: 'No resource of this gateway has this path.' });
       const purged = done.reduce((n, a) => n + (a.purged ?? 0), 0);
       // With Redis each worker broadcasts, and each count is of every instance: the largest says most.
       const reached = done.flatMap((a) => (a.instances === undefined ? [] : [a.instances]));
@@ -155,7 +164,10 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
       const address = await listenAdmin(admin, config.admin.host, config.admin.port);
       logger.info(`admin listener on http://${address.address}:${address.port} (cluster primary)`, { event: 'admin-listening', port: address.port });
     } catch (err) {
-      logger.error(`cannot listen on the admin address ${config.admin.host}:${config.admin.port}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { event: 'admin-listening' });
+      logger.error(
+        `cannot listen on the admin address ${config.admin.host}:${config.admin.port}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+        { event: 'admin-listening' },
+      );
       return exitAfterLogs(logger, 1);
     }
   }

@@ -9,6 +9,7 @@ import { createGateway, type Gateway } from '../gateway/create-gateway.ts';
 import { reloadProblems } from '../gateway/reload.ts';
 import type { Logger } from '../observability/logger.ts';
 import { die, exitAfterLogs } from './exit.ts';
+import { CURSOR_KEY_VARIABLE } from './messages.ts';
 import type { PrimaryMessage, WorkerMessage } from './messages.ts';
 import { pidFileProblem, writePidFile } from './pid-file.ts';
 import { rereader, type ConfigSource } from './reload.ts';
@@ -40,14 +41,15 @@ async function printDevBanner(gateway: Gateway, baseUrl: string): Promise<void> 
   const shipped = customers?.path === SHIPPED_CUSTOMER_PATH;
   const tryPath = shipped ? '/api/customers/42' : '/api';
   // With the shipped resource table customers take PATCH (RFC 7396) and need If-Match; `*` matches whatever is current.
-  const change = shipped && customers?.methods.includes('PATCH') === true
-    ? [
-        '  Change it (JSON merge patch; If-Match: * accepts whatever version is current):',
-        '',
-        `  curl -i -X PATCH -H 'Authorization: Bearer ${token}' -H 'Content-Type: application/merge-patch+json' -H 'If-Match: *' -d '{"status":"active"}' ${baseUrl}/api/customers/42`,
-        '',
-      ]
-    : [];
+  const change =
+    shipped && customers?.methods.includes('PATCH') === true
+      ? [
+          '  Change it (JSON merge patch; If-Match: * accepts whatever version is current):',
+          '',
+          `  curl -i -X PATCH -H 'Authorization: Bearer ${token}' -H 'Content-Type: application/merge-patch+json' -H 'If-Match: *' -d '{"status":"active"}' ${baseUrl}/api/customers/42`,
+          '',
+        ]
+      : [];
   process.stderr.write(
     [
       '',
@@ -85,7 +87,9 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
   cluster.worker?.on('error', (err: Error) => logger.debug('cannot reach the cluster primary', { event: 'cluster', error: err.message }));
   let gateway: Gateway;
   try {
-    gateway = await createGateway(config, { logger, reread: rereader(source, overrides) });
+    const given = worker ? process.env[CURSOR_KEY_VARIABLE] : undefined;
+    const cursorKey = given === undefined ? undefined : Buffer.from(given, 'base64url');
+    gateway = await createGateway(config, { logger, reread: rereader(source, overrides), ...(cursorKey === undefined ? {} : { cursorKey }) });
   } catch (err) {
     if (err instanceof KeySourceError) die([err.message], logger);
     throw err;
@@ -159,16 +163,27 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
     const code = (err as NodeJS.ErrnoException).code;
     const where = (err as { where?: string }).where ?? `${config.server.host}:${config.server.port}`;
     await gateway.close(0);
-    if (code === 'EADDRINUSE') die([`cannot listen on ${where}: the address is already in use (set server.port or HYPERGATE_SERVER_PORT; admin.port or HYPERGATE_ADMIN_PORT)`], logger);
+    if (code === 'EADDRINUSE')
+      die([`cannot listen on ${where}: the address is already in use (set server.port or HYPERGATE_SERVER_PORT; admin.port or HYPERGATE_ADMIN_PORT)`], logger);
     if (code === 'EACCES') die([`cannot listen on ${where}: permission denied`], logger);
-    if (code === 'EADDRNOTAVAIL') die([`cannot listen on ${where}: no network interface of this machine has that address (set server.host or HYPERGATE_SERVER_HOST; admin.host or HYPERGATE_ADMIN_HOST)`], logger);
+    if (code === 'EADDRNOTAVAIL')
+      die(
+        [
+          `cannot listen on ${where}: no network interface of this machine has that address (set server.host or HYPERGATE_SERVER_HOST; admin.host or HYPERGATE_ADMIN_HOST)`,
+        ],
+        logger,
+      );
     die([`cannot listen on ${where}: ${code ?? (err as Error).message}`], logger);
   }
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const baseUrl = `http://${host}:${address.port}`;
   logger.info(`listening on ${baseUrl}`, { event: 'listening', port: address.port });
   const admin = gateway.adminAddress();
-  if (admin !== null) logger.info(`admin listener on http://${admin.address}:${admin.port} (/healthz, /readyz, /metrics, DELETE /cache, POST /reload)`, { event: 'admin-listening', port: admin.port });
+  if (admin !== null)
+    logger.info(`admin listener on http://${admin.address}:${admin.port} (/healthz, /readyz, /metrics, DELETE /cache, POST /reload)`, {
+      event: 'admin-listening',
+      port: admin.port,
+    });
   // Printed URLs never carry credentials (README "Configuration"), whatever a key will allow.
   logger.info(`upstream ${redactUrl(gateway.upstreamUrl)}${gateway.embeddedUpstream ? ' (embedded sample customer service)' : ''}`, { event: 'upstream' });
   for (const [name, service] of Object.entries(gateway.config.upstreams)) {

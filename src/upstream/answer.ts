@@ -1,7 +1,7 @@
 import type { Clock } from '../lib/clock.ts';
 import { HgError } from '../lib/errors.ts';
-import type { Answer, BodyPlan, PlanBody } from '../lib/exchange.ts';
 import { isJsonMediaType, mediaTypeOf } from '../lib/media-type.ts';
+import type { Answer, BodyPlan, PlanBody, ResponseHeaders } from '../lib/exchange.ts';
 import { isEntityTag } from '../protocol/etag.ts';
 import { freshnessOf, type UpstreamFreshness } from './cache-control.ts';
 
@@ -30,11 +30,11 @@ export interface WriteResult {
 }
 
 /**
- * Turns the upstream's JSON into what the caller needs, inside the attempt: a decoder that throws
- * (an invalid record, an id that does not match) makes the attempt a `bad_body` in the metrics,
- * not an `ok` followed by a 502.
+ * Turns the upstream's JSON (and, where paging needs them, its headers: a total count, a `Link`)
+ * into what the caller needs, inside the attempt: a decoder that throws (an invalid record, an id
+ * that does not match) makes the attempt a `bad_body` in the metrics, not an `ok` followed by a 502.
  */
-export type Decode<T> = (json: unknown) => T;
+export type Decode<T> = (json: unknown, headers: ResponseHeaders) => T;
 
 /** The upstream's ETag when it is one entity-tag (etag.ts); anything else is ignored. */
 function etagOf(value: string | string[] | undefined): string | null {
@@ -93,7 +93,7 @@ export function readResult<T>(res: Answer, decode: Decode<T>, who: string, clock
   if (res.status !== 200) throw badGateway(`${who} answered with status ${res.status}.`);
   if (!isJsonContentType(res.headers['content-type'])) throw badGateway(`${who} answered with a body that is not JSON.`);
   if (res.body === null) throw tooLarge(who);
-  const value = decode(parseJson(res.body, who));
+  const value = decode(parseJson(res.body, who), res.headers);
   return {
     found: true,
     value,

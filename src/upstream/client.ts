@@ -16,16 +16,8 @@ import { RequestHeaders, setHeader } from './request-headers.ts';
 
 // The client's surface: what its callers read and pass.
 export type { Decode, UpstreamResult, WriteResult };
-
-/** A write request: its body (sent byte for byte as validated) and the conditions to forward. */
-export interface WriteRequest {
-  readonly method: 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  readonly body?: Buffer | undefined;
-  readonly contentType?: string | undefined;
-  /** If-Match as the upstream must see it: its own validators, or "*". */
-  readonly ifMatch?: string | undefined;
-  readonly idempotencyKey?: string | undefined;
-}
+export type { WriteRequest } from './write-request.ts';
+import type { WriteRequest } from './write-request.ts';
 
 /** Naming and forwarding for one service (everything but its connection settings). */
 export interface ServiceOptions {
@@ -68,6 +60,11 @@ export class UpstreamClient {
   readonly #poolOptions: Pool.Options;
   readonly #basePath: string;
   readonly #timeoutMs: number;
+
+  /** The path of the service's URL (without a trailing `/`), which every request path follows. */
+  get basePath(): string {
+    return this.#basePath;
+  }
 
   /** The one deadline of a request to this service, in ms (upstream.timeoutMs). */
   get timeoutMs(): number {
@@ -160,8 +157,10 @@ export class UpstreamClient {
   async send(path: string, call: UpstreamCall | undefined, write: WriteRequest): Promise<WriteResult> {
     const headers = this.#headers.of(call);
     if (write.contentType !== undefined) headers.push('content-type', write.contentType);
-    // The configured headers may name these two (only the managed ones are refused): the write's own win.
+    // The configured headers may name these (only the managed ones are refused): the write's own win.
     if (write.ifMatch !== undefined) setHeader(headers, 'if-match', write.ifMatch);
+    if (write.ifNoneMatch !== undefined) setHeader(headers, 'if-none-match', write.ifNoneMatch);
+    if (write.ifUnmodifiedSince !== undefined) setHeader(headers, 'if-unmodified-since', write.ifUnmodifiedSince);
     if (write.idempotencyKey !== undefined) setHeader(headers, 'idempotency-key', write.idempotencyKey);
     const options: Dispatcher.DispatchOptions = { path: this.#basePath + path, method: write.method, headers, body: write.body };
     const idempotent = write.method === 'PUT' || write.method === 'DELETE';

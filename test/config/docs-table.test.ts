@@ -17,19 +17,28 @@ function leaves(tree: Record<string, unknown>, prefix = ''): Map<string, unknown
   const out = new Map<string, unknown>();
   for (const [k, v] of Object.entries(tree)) {
     const path = prefix === '' ? k : `${prefix}.${k}`;
-    if (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length > 0) for (const [p, x] of leaves(v as Record<string, unknown>, path)) out.set(p, x);
+    if (typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length > 0)
+      for (const [p, x] of leaves(v as Record<string, unknown>, path)) out.set(p, x);
     else out.set(path, v);
   }
   return out;
 }
 
 /** Every key a declaration may have (resources.<name>.*), with its default when it may be left out. */
-function declarationKeys(rule: Rule, prefix: string, out = new Map<string, { optional: boolean; value?: unknown }>()): Map<string, { optional: boolean; value?: unknown }> {
+function declarationKeys(
+  rule: Rule,
+  prefix: string,
+  out = new Map<string, { optional: boolean; value?: unknown }>(),
+): Map<string, { optional: boolean; value?: unknown }> {
   if (rule.kind !== 'section') return out;
   for (const [key, child] of Object.entries(rule.keys)) {
     const path = `${prefix}.${key}`;
     out.set(path, child.default === undefined ? { optional: false } : { optional: true, value: child.default });
     if (child.kind === 'section') declarationKeys(child, path, out);
+    // A map of declarations (query parameters) is documented by key, `<name>` for each entry's name.
+    if (child.kind === 'map' && child.values.kind === 'section') declarationKeys(child.values, `${path}.<name>`, out);
+    // The object form of a string-or-object key (collection.total's {"header": ...}).
+    if (child.kind === 'stringOr') declarationKeys(child.section, path, out);
   }
   return out;
 }
@@ -46,7 +55,11 @@ describe('config/default.json and the configuration table', () => {
 
   it('the table between its markers is what the schema writes (npm run config:docs)', () => {
     const { file, text, start, end } = tableRegion();
-    assert.equal(text.slice(start, end), `${tableText()}\n`, `the table in ${relative(PROJECT_ROOT, file)} differs from src/config/schema.ts: run npm run config:docs`);
+    assert.equal(
+      text.slice(start, end),
+      `${tableText()}\n`,
+      `the table in ${relative(PROJECT_ROOT, file)} differs from src/config/schema.ts: run npm run config:docs`,
+    );
   });
 });
 

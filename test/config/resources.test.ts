@@ -78,6 +78,11 @@ describe('resources.<name> in config', () => {
     assert.match(configProblems({ resources: { products: products({ collection: { path: '/api', upstream: '/x' } }) } }).join('\n'), /resources\.products\.collection\.path: \/api collides with the gateway's own \/api/);
   });
 
+  test("the shipped orders' field types stay valid when exposeFields leaves fields out; a misspelt field type is refused with a hint", () => {
+    assert.deepEqual(configProblems({ resources: { orders: { exposeFields: ['status'] } } }), []);
+    assert.deepEqual(problemsWith(products({ fieldTypes: { titel: 'string' } })), ['resources.products.fieldTypes.titel: not in resources.products.fields or resources.products.exposeFields; did you mean "title"?']);
+  });
+
   test('a service that is not declared', () => {
     assert.deepEqual(problemsWith(products({ service: 'catalogue' })), ['resources.products.service: "catalogue" is not a declared service ("upstream" or a key of upstreams)']);
     assert.deepEqual(problemsWith(products({ service: 'catalogue' }), { upstreams: { catalogue: { url: 'http://127.0.0.1:9' } } }), []);

@@ -1,6 +1,7 @@
 import { mergeConfig } from '../../src/config/load.ts';
 import type { GatewayDeps } from '../../src/gateway/create-gateway.ts';
 import { ManualClock } from './clock.ts';
+import { checkRecordedAnswers } from './contract-check.ts';
 import { startGateway, type RunningGateway } from './gateway.ts';
 import { makeKey, signToken, startJwksServer, type JwksServer, type TestKey, type TokenOptions } from './keys.ts';
 import { startTestUpstream, type TestUpstream } from './upstream.ts';
@@ -32,9 +33,14 @@ export async function startFixture(overrides: unknown = {}, deps: Omit<GatewayDe
     clock,
     token: (options = {}) => signToken(key, { nowSeconds: clock.seconds, ...options }),
     close: async () => {
+      // With HG_CONTRACT_CHECK=1, what this fixture's tests saw is checked against its own document.
+      const problems = await checkRecordedAnswers(gw.url, () =>
+        signToken(key, { nowSeconds: clock.seconds, claims: { scope: gw.gateway.config.auth.requiredScope } }),
+      );
       await gw.close();
       await upstream.close();
       await jwks.close();
+      if (problems.length > 0) throw new Error(`answers that do not match the OpenAPI document:\n${problems.join('\n')}`);
     },
   };
 }

@@ -3,6 +3,7 @@ import { request } from 'undici';
 import { mergeConfig } from '../../src/config/load.ts';
 import { createGateway, type Gateway, type GatewayDeps } from '../../src/gateway/create-gateway.ts';
 import { configWith } from '../../src/gateway/load-config.ts';
+import { contractCheckOn, recordAnswer, stopWatching, watchAnswers } from './contract.ts';
 
 export interface RunningGateway {
   readonly gateway: Gateway;
@@ -21,12 +22,16 @@ export async function startGateway(overrides: unknown, deps: GatewayDeps = {}): 
   const config = configWith(mergeConfig({ server: { port: 0, host: '127.0.0.1' }, admin: { port: null } }, overrides));
   const gateway = await createGateway(config, deps);
   const address = await gateway.listen();
+  if (contractCheckOn()) watchAnswers(`http://127.0.0.1:${address.port}`);
   return {
     gateway,
     url: `http://127.0.0.1:${address.port}`,
     port: address.port,
     adminUrl: gateway.adminAddress() === null ? null : `http://127.0.0.1:${gateway.adminAddress()?.port}`,
-    close: () => gateway.close(0),
+    close: () => {
+      stopWatching(`http://127.0.0.1:${address.port}`);
+      return gateway.close(0);
+    },
   };
 }
 
@@ -38,16 +43,27 @@ export interface HttpAnswer {
 }
 
 /** One real HTTP request with undici; the body is read whole. */
-export async function get(url: string, headers: Record<string, string> = {}, method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'OPTIONS' = 'GET'): Promise<HttpAnswer> {
+export async function get(
+  url: string,
+  headers: Record<string, string> = {},
+  method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'OPTIONS' = 'GET',
+): Promise<HttpAnswer> {
   const res = await request(url, { method, headers });
   const text = await res.body.text();
+  recordAnswer(url, method, { status: res.statusCode, headers: res.headers, text });
   return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) as unknown };
 }
 
 /** One real request with a body (a write); the answer read whole. */
-export async function send(url: string, method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', headers: Record<string, string>, body?: string | Buffer): Promise<HttpAnswer> {
+export async function send(
+  url: string,
+  method: 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+  headers: Record<string, string>,
+  body?: string | Buffer,
+): Promise<HttpAnswer> {
   const res = await request(url, { method, headers, body });
   const text = await res.body.text();
+  recordAnswer(url, method, { status: res.statusCode, headers: res.headers, text });
   return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) as unknown };
 }
 

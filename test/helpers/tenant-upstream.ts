@@ -12,16 +12,20 @@ export interface TenantUpstream {
   readonly url: string;
   /** The headers of every request received, in order. */
   readonly seen: IncomingHttpHeaders[];
+  /** The target of each request, in order. */
+  readonly urls: string[];
   hold(): () => void;
   close(): Promise<void>;
 }
 
 export async function startTenantUpstream(): Promise<TenantUpstream> {
   const seen: IncomingHttpHeaders[] = [];
+  const urls: string[] = [];
   let held: Promise<void> | null = null;
   const server = createServer((req, res) => {
     seen.push(req.headers);
-    const match = /^\/customers\/(\d+)$/.exec(req.url ?? '');
+    urls.push(req.url ?? '');
+    const match = /^\/customers\/(\d+)(?:\?|$)/.exec(req.url ?? '');
     const list = (req.url ?? '').startsWith('/customers?');
     const answer = (): void => {
       const tenant = String(req.headers['x-tenant'] ?? 'nobody');
@@ -46,6 +50,7 @@ export async function startTenantUpstream(): Promise<TenantUpstream> {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     seen,
+    urls,
     hold: () => {
       let release = (): void => {};
       held = new Promise((resolve) => {

@@ -53,10 +53,12 @@ describe('GET /api/openapi.json', () => {
     assert.throws(() => generateOpenApi([{ method: 'POST', path: '/x', handler: () => {}, doc: doc0 }], info), /only reads and writes are described/);
   });
 
-  test('it describes exactly the routes the router knows, method by method', () => {
+  test('it describes exactly the routes the router knows, method by method, and OPTIONS on each path', () => {
     const fromRouter = fx.gw.gateway.routes.map((r) => `${r.method} ${openApiPath(r.path)}`).sort();
-    const fromDoc = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`)).sort();
+    // OPTIONS is answered by the dispatcher on every path, not by a route.
+    const fromDoc = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).filter((m) => m !== 'options').map((m) => `${m.toUpperCase()} ${path}`)).sort();
     assert.deepEqual(fromDoc, fromRouter);
+    for (const [path, ops] of Object.entries(doc.paths)) assert.ok(ops['options'], `OPTIONS ${path}`);
     for (const route of fx.gw.gateway.routes) assert.ok(route.doc, `${route.method} ${route.path} has a doc`);
     assert.deepEqual(Object.keys(doc.paths).sort(), ['/api', '/api/customers', '/api/customers/{customerId}/orders', '/api/customers/{customerId}/orders/{id}', '/api/customers/{id}', '/api/openapi.json']);
   });
@@ -64,14 +66,19 @@ describe('GET /api/openapi.json', () => {
   test('every route names its parameters, its scopes and a bearer security scheme', () => {
     assert.deepEqual(doc.components.securitySchemes['bearerAuth'], { ...doc.components.securitySchemes['bearerAuth'], type: 'http', scheme: 'bearer' });
     const order = doc.paths['/api/customers/{customerId}/orders/{id}']?.['get'];
-    assert.deepEqual(order?.parameters?.map((p) => `${p.in}:${p.name}`), ['path:customerId', 'path:id']);
+    // Every read is conditional (RFC 9110 sections 13.1.1 and 13.1.2): If-None-Match and If-Match follow the route's own.
+    assert.deepEqual(order?.parameters?.map((p) => `${p.in}:${p.name}`), ['path:customerId', 'path:id', 'header:If-None-Match', 'header:If-Match']);
     const list = doc.paths['/api/customers']?.['get'];
-    assert.deepEqual(list?.parameters?.map((p) => `${p.in}:${p.name}`), ['query:offset', 'query:limit']);
+    assert.deepEqual(list?.parameters?.map((p) => `${p.in}:${p.name}`), ['query:offset', 'query:limit', 'header:If-None-Match', 'header:If-Match']);
     // Ownership is on in this gateway: the collection needs both scopes.
     assert.deepEqual(list?.security, [{ bearerAuth: ['customers:read', 'customers:read:any'] }]);
     // Reads need the read scope, writes (docs/writes.md) the write scope.
     for (const ops of Object.values(doc.paths)) {
-      for (const [method, op] of Object.entries(ops)) assert.deepEqual(op.security[0]?.['bearerAuth']?.[0], method === 'get' || method === 'head' ? 'customers:read' : 'customers:write', method);
+      // OPTIONS needs no token.
+      for (const [method, op] of Object.entries(ops)) {
+        if (method === 'options') assert.deepEqual(op.security, []);
+        else assert.deepEqual(op.security[0]?.['bearerAuth']?.[0], method === 'get' || method === 'head' ? 'customers:read' : 'customers:write', method);
+      }
     }
   });
 

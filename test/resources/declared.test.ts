@@ -217,7 +217,16 @@ describe('a resource declared only in config', () => {
     };
     const op = doc.paths['/api/shops/{shop}/products/{sku}']?.['get'];
     assert.ok(op);
-    assert.deepEqual(op.parameters?.map((p) => [p.name, p.schema['type']]), [['shop', 'string'], ['sku', 'string']]);
+    // Then the conditional headers every read takes.
+    assert.deepEqual(
+      op.parameters?.map((p) => [p.name, p.schema['type']]),
+      [
+        ['shop', 'string'],
+        ['sku', 'string'],
+        ['If-None-Match', 'string'],
+        ['If-Match', 'string'],
+      ],
+    );
     assert.deepEqual(op.security, [{ bearerAuth: ['catalogue:read'] }]);
     assert.match(op.responses['404']?.description ?? '', /urn:hypergate:problem:product-not-found/);
     assert.ok(doc.paths['/api/shops/{shop}/products']?.['get']);

@@ -214,3 +214,32 @@ describe('a service that forwards a request header', () => {
     assert.equal(up.seen[0]?.['forwarded'], 'for=127.0.0.1;proto=http');
   });
 });
+
+/** An item read with a declared query is kept per identity too, and the upstream is asked the query alone. */
+describe('a varying resource that declares query parameters', () => {
+  let world: Awaited<ReturnType<typeof tenantWorld>>;
+
+  before(async () => {
+    world = await tenantWorld({
+      upstream: { forwardClaims: { 'X-Tenant': 'tenant' } },
+      resources: { customers: { query: { currency: { type: 'enum', values: ['EUR', 'USD'], default: 'EUR' } } } },
+    });
+  });
+  after(() => world.close());
+
+  test("each tenant's query has its own entry, and the upstream gets the query without the identity", async () => {
+    const fx = world.fx;
+    const a1 = bearer(await fx.token({ claims: { sub: 'ann', tenant: 'a' } }));
+    const a2 = bearer(await fx.token({ claims: { sub: 'al', tenant: 'a' } }));
+    const b = bearer(await fx.token({ claims: { sub: 'bea', tenant: 'b' } }));
+    const url = `${fx.gw.url}/api/customers/1?currency=USD`;
+    assert.equal(nameOf(await get(url, a1)), 'a en');
+    const other = await get(url, b);
+    assert.equal(nameOf(other), 'b en', "tenant b never gets tenant a's entry");
+    assert.equal(other.headers['cache-status'], 'hypergate; fwd=miss; stored');
+    const again = await get(url, a2);
+    assert.equal(nameOf(again), 'a en');
+    assert.match(String(again.headers['cache-status']), /^hypergate; hit/);
+    assert.deepEqual(world.up.urls, ['/customers/1?currency=USD', '/customers/1?currency=USD']);
+  });
+});

@@ -20,7 +20,8 @@ export async function load(url, context, nextLoad) {
 /**
  * The checks of resource and pass-through route declarations the config loader is given
  * (gateway/load-config.ts), and the parsers they use (path templates, parameter types, JSON
- * pointers and schemas): a primary validates the config it reloads, so it loads them.
+ * pointers and schemas, where templates overlap, the gateway's own paths, declared query parameters
+ * and paging): a primary validates the config it reloads, so it loads them.
  */
 const DECLARATION_CHECKS = [
   'resources/config-checks.ts',
@@ -28,6 +29,11 @@ const DECLARATION_CHECKS = [
   'resources/params.ts',
   'resources/json-pointer.ts',
   'resources/json-schema.ts',
+  'resources/overlap.ts',
+  'resources/own-paths.ts',
+  'resources/query-checks.ts',
+  'resources/query-model.ts',
+  'resources/query-text.ts',
   'passthrough/config-checks.ts',
   'passthrough/route-template.ts',
 ];
