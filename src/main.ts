@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { implicitVaryNotes } from './config/vary.ts';
 import { resolveKeySource, KeySourceError } from './auth/keys.ts';
 import { parseArgs } from './lib/cli-args.ts';
 import { mergeConfig } from './config/load.ts';
@@ -59,6 +60,7 @@ async function checkConfig(source: ConfigSource): Promise<never> {
     }
   }
   process.stdout.write(`hypergate: ${where}: configuration is valid\n`);
+  for (const note of implicitVaryNotes(config)) process.stdout.write(`hypergate: note: ${note}\n`);
   if (warning !== null) process.stderr.write(`hypergate: warning: ${warning}\n`);
   process.exit(0);
 }

@@ -1,5 +1,6 @@
 import type { JWTPayload } from 'jose';
 import type { Config } from '../config/types.ts';
+import { varyClaims } from '../config/vary.ts';
 
 /**
  * A string claim longer than any service may be sent (upstream.maxClaimBytes): kept as this mark
@@ -48,6 +49,12 @@ export class ClaimTable {
         forwarded.set(claim, Math.max(forwarded.get(claim) ?? 0, service.maxClaimBytes));
       }
     }
+    // A claim a cache key reads is kept whole up to VARY_CLAIM_CHARS, longer as OVERSIZED_CLAIM: a
+    // longer one dropped would make every such token one identity.
+    for (const claim of varyClaims(config)) {
+      names.push(claim);
+      forwarded.set(claim, Math.max(forwarded.get(claim) ?? 0, VARY_CLAIM_CHARS));
+    }
     return new ClaimTable(names, forwarded);
   }
 
@@ -75,5 +82,7 @@ export class ClaimTable {
 }
 
 const NONE: readonly ClaimValue[] = Object.freeze([]);
+/** Longest claim kept whole for a cache key (resources.<name>.vary); a longer one refuses the request. */
+const VARY_CLAIM_CHARS = 1024;
 /** Longest string kept for owner rules: a string path parameter is at most 64 characters. */
 const OWNER_CLAIM_CHARS = 256;

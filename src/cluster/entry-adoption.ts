@@ -14,16 +14,17 @@ export interface SharedShape {
   readonly embeddedRel: string | null;
   /** The render suffix per format, to derive ETags from the upstream's validator (etag.ts); null when its entries carry none. */
   readonly suffixes: readonly string[] | null;
+  /** The Vary of its answers (the gateway's, and the request headers the resource varies with). */
+  readonly vary: string;
 }
 
 /** What this instance expects of the entry at one path. */
 export interface Expected {
+  /** The cache key: the path, and for a resource that varies, `#` and its identity (src/resources/identity.ts). */
   readonly path: string;
   readonly shape: SharedShape;
   /** The invalidation groups the source files this path under. */
   readonly groups: readonly string[];
-  /** This instance's Vary (Accept, and Origin with CORS on). */
-  readonly vary: string;
   /** cache.notFoundSeconds in ms: the longest a shared absence may hold. */
   readonly absenceMs: number;
 }
@@ -112,9 +113,11 @@ export function adoptable(record: SharedRecord, expected: Expected, readAtMs: nu
     if (shape.suffixes === null) return rejection('identity', 'it carries a validator where this resource keeps none');
     validator = { upstream: meta.u, suffixes: shape.suffixes };
   }
-  const problem = bodyProblem(body, path, shape.embeddedRel);
+  // The body names its path; the key's identity part is checked above (meta.p), never in the body.
+  const at = path.indexOf('#');
+  const problem = bodyProblem(body, at === -1 ? path : path.slice(0, at), shape.embeddedRel);
   if (problem !== null) return problem;
-  const rep = new Representation(body, JSON_TYPE, meta.c as string, freshness.storedAtMs, freshness.expiresAtMs, expected.vary, freshness.staleAllowed, etagFor(validator, JSON_INDEX));
+  const rep = new Representation(body, JSON_TYPE, meta.c as string, freshness.storedAtMs, freshness.expiresAtMs, shape.vary, freshness.staleAllowed, etagFor(validator, JSON_INDEX));
   return new CacheEntry([rep], freshness, expected.groups, shape.embeddedRel, validator);
 }
 

@@ -137,6 +137,18 @@ const OWNER = section(
   { nullable: true, default: null, doc: 'Owner rule: a token reads only items whose parameter equals its claim, unless it holds `auth.readAnyScope`.' },
 );
 
+const VARY = section(
+  {
+    claims: strings({ default: [], doc: 'Token claims the answer depends on, e.g. `["tenant"]`: each identity (combination of their values) has its own cache entries.' }),
+    headers: strings({ default: [], doc: 'Request headers the answer depends on, e.g. `["Accept-Language"]`: part of the cache key (values trimmed, inner spaces collapsed, lower-cased) and named in `Vary`.' }),
+  },
+  {
+    nullable: true,
+    default: null,
+    doc: 'What the answer varies with (see [Identity-aware caching](caching.md#identity-aware-caching)). `null`: what the service forwards (its `forwardClaims` claims, `sub` with `forwardAuthorization`, its `forwardHeaders`), unless `sharedAcrossIdentities`.',
+  },
+);
+
 /**
  * resources.<name>: the keys a declaration may have (README "Declaring resources"); a key without
  * a default must be set. Checks that need the resources engine (templates, pointers, colliding
@@ -168,7 +180,7 @@ export const RESOURCE = section({
   }),
   collection: COLLECTION,
   scope: nonEmptyString({ nullable: true, default: null, doc: 'Scope a token needs to read it; `null`: `auth.requiredScope`.' }),
-  public: boolean({ default: false, doc: '`true`: `GET` and `HEAD` of the item and the collection pass without credentials, charged to the client\'s address (a request that carries `Authorization` still has its token verified; a valid one without `scope` is served as if it had come without); writes still need `writeScope`. Not with an owner rule in force, nor on a service with `forwardClaims` or `forwardAuthorization` (see [Public reads](authentication.md#public-reads)).' }),
+  public: boolean({ default: false, doc: '`true`: `GET` and `HEAD` of the item and the collection pass without credentials, charged to the client\'s address (a request that carries `Authorization` still has its token verified; a valid one without `scope` is served as if it had come without); writes still need `writeScope`. Not with an owner rule in force, nor with `vary.claims`, nor on a service with `forwardClaims` or `forwardAuthorization` (see [Public reads](authentication.md#public-reads)).' }),
   owner: OWNER,
   maxAgeSeconds: integer({ min: 0, max: 31_536_000, nullable: true, unit: 's', default: null, doc: 'Overrides `cache.maxAgeSeconds` for this resource.' }),
   // Writes (README "Writes"): GET implies HEAD; POST acts on the collection, the others on an item.
@@ -181,6 +193,8 @@ export const RESOURCE = section({
   writeScope: nonEmptyString({ nullable: true, default: null, doc: 'Scope a write needs; `null`: `<name>:write` (e.g. `customers:write`).' }),
   requireIfMatch: boolean({ default: false, doc: '`PUT`, `PATCH` and `DELETE` without `If-Match` get 428 before anything is sent.' }),
   idempotency: string({ oneOf: ['optional', 'required'], default: 'optional', doc: '`"required"`: a `POST` without `Idempotency-Key` is a 400.' }),
+  vary: VARY,
+  sharedAcrossIdentities: boolean({ default: false, doc: '`true`: the answer does not depend on the identity the service is sent (forwarded claims, token or headers), so all clients share one cache entry per path. Not allowed together with `vary`.' }),
   schema: path({
     nullable: true,
     default: null,

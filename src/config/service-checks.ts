@@ -9,6 +9,13 @@ const MANAGED_HEADERS = new Set([
   'proxy-authorization', 'proxy-connection', 'accept', 'content-type', 'x-request-id', 'traceparent', 'tracestate', 'authorization',
 ]);
 
+/**
+ * Request headers a client may never pass on through forwardHeaders: hop-by-hop and framing ones,
+ * credentials (Authorization has forwardAuthorization; Cookie never goes), Host, and those the
+ * gateway builds itself (forwarded).
+ */
+const UNFORWARDABLE = new Set([...MANAGED_HEADERS, 'cookie', 'proxy-authenticate', 'forwarded', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-real-ip', 'via']);
+
 /** A field value (RFC 9110 section 5.5): visible characters, spaces and tabs inside, none at either end, no CR, LF or NUL. */
 const FIELD_VALUE = /^[\x21-\x7e\x80-\xff]([\x20\x09\x21-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?$/;
 
@@ -48,6 +55,13 @@ export function checkServices(config: Config, problems: string[], token: RegExp,
     for (const header of Object.keys(service.forwardClaims)) {
       named(header, 'forwardClaims');
       if (seen.has(header.toLowerCase())) problems.push(`${at}.forwardClaims.${header}: also set in ${at}.headers`);
+    }
+    const claimHeaders = new Set(Object.keys(service.forwardClaims).map((h) => h.toLowerCase()));
+    for (const header of service.forwardHeaders) {
+      const lower = header.toLowerCase();
+      if (!token.test(header)) problems.push(`${at}.forwardHeaders: "${header}" is not an HTTP header name (RFC 9110 section 5.1)`);
+      else if (UNFORWARDABLE.has(lower)) problems.push(`${at}.forwardHeaders: "${header}" is never passed on from the client${lower === 'authorization' ? ' (use forwardAuthorization)' : ''}`);
+      else if (seen.has(lower) || claimHeaders.has(lower)) problems.push(`${at}.forwardHeaders: "${header}" is also set in ${at}.headers or ${at}.forwardClaims`);
     }
   }
 }

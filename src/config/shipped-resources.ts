@@ -39,6 +39,8 @@ export const SHIPPED_RESOURCES: Readonly<Record<string, ValueOf<typeof RESOURCE>
     writeScope: null,
     requireIfMatch: true,
     idempotency: 'optional',
+    vary: null,
+    sharedAcrossIdentities: false,
     schema: null,
   },
   orders: {
@@ -73,6 +75,8 @@ export const SHIPPED_RESOURCES: Readonly<Record<string, ValueOf<typeof RESOURCE>
     writeScope: null,
     requireIfMatch: false,
     idempotency: 'optional',
+    vary: null,
+    sharedAcrossIdentities: false,
     schema: null,
   },
 };

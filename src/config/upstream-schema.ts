@@ -1,4 +1,4 @@
-import { boolean, headerValue, integer, map, nonEmptyString, section, url } from './rule.ts';
+import { boolean, headerValue, integer, map, nonEmptyString, section, strings, url } from './rule.ts';
 
 /** A day: the longest any wait or deadline may be set to, in ms. */
 export const MAX_MS = 24 * 60 * 60 * 1000;
@@ -15,15 +15,20 @@ const SERVICE_KEYS = {
     failures: integer({ min: 0, max: 1_000_000, default: 5, doc: 'Consecutive failed upstream requests (refused, reset, time-out, 5xx) that open the circuit breaker; `0` never opens it. See [Upstream failures](errors.md#upstream-failures).' }),
     cooldownMs: integer({ min: 1, max: MAX_MS, unit: 'ms', default: 5000, doc: 'How long an open breaker answers misses with 503 at once before one probe request may pass.' }),
   }),
-  forwardAuthorization: boolean({ default: false, doc: 'Send the client\'s `Authorization` header on to this service. Off: the service never sees client tokens. On: its answers are cached only when they say `public`, `s-maxage` or `must-revalidate` (see [Caching](caching.md#entries-and-freshness)).' }),
+  forwardAuthorization: boolean({ default: false, doc: 'Send the client\'s `Authorization` header on to this service. Off: the service never sees client tokens. On: its answers are cached only when they say `public`, `s-maxage` or `must-revalidate` (see [Caching](caching.md#entries-and-freshness)), and its resources are cached per token subject unless they declare `vary` or `sharedAcrossIdentities` ([Identity-aware caching](caching.md#identity-aware-caching)).' }),
   headers: map(headerValue(), {
     default: {},
     doc: 'Fixed headers added to every request to this service: name → value, or name → `{"env": "VARIABLE"}` to read the value from the environment at start (secrets stay out of the file and out of every log and error). Names are checked at start; the gateway\'s own headers (`Host`, `Content-Length`, `X-Request-Id`, `traceparent`, `Authorization`, ...) cannot be set.',
   }),
   forwardClaims: map(nonEmptyString({}), {
     default: {},
-    doc: 'Header → token claim, e.g. `{"X-Subject": "sub"}`: the claim\'s value goes to the service in that header. A claim that is absent or not a string or number sends no header. Every character of a string value that is not visible ASCII (U+0021 to U+007E), and `%` itself, is sent percent-encoded as UTF-8 (RFC 3986 section 2.1: `Łukasz` goes as `%C5%81ukasz`, a space as `%20`, CR LF as `%0D%0A`); one `decodeURIComponent` gives the claim back. A value that cannot be sent (over `maxClaimBytes`, or a string with a lone surrogate, which has no UTF-8) refuses the request with 400 `claim-not-forwardable` before anything is sent: the request never goes on without the identity.',
+    doc: 'Header → token claim, e.g. `{"X-Subject": "sub"}`: the claim\'s value goes to the service in that header. A claim that is absent or not a string or number sends no header. Every character of a string value that is not visible ASCII (U+0021 to U+007E), and `%` itself, is sent percent-encoded as UTF-8 (RFC 3986 section 2.1: `Łukasz` goes as `%C5%81ukasz`, a space as `%20`, CR LF as `%0D%0A`); one `decodeURIComponent` gives the claim back. A value that cannot be sent (over `maxClaimBytes`, or a string with a lone surrogate, which has no UTF-8) refuses the request with 400 `claim-not-forwardable` before anything is sent: the request never goes on without the identity. Resources of this service are cached per value of these claims unless they declare `vary` or `sharedAcrossIdentities` ([Identity-aware caching](caching.md#identity-aware-caching)).',
   }),
+  forwardHeaders: strings({
+    default: [],
+    doc: 'Request headers the client may pass to this service, e.g. `["Accept-Language"]` (an allowlist; absent ones are not sent). Hop-by-hop headers, `Authorization` (see `forwardAuthorization`), `Cookie`, `Host` and the headers the gateway sets itself are refused at start. Resources of this service are cached per value of these headers unless they declare `vary` or `sharedAcrossIdentities` ([Identity-aware caching](caching.md#identity-aware-caching)).',
+  }),
+  forwarded: boolean({ default: false, doc: '`true`: send `Forwarded` (RFC 7239: `for` and `proto`) and `X-Forwarded-For`/`X-Forwarded-Proto` to this service, built by the gateway: the client\'s address as `server.trustProxy` resolves it, and `https` only from a TLS connection or a trusted proxy\'s `X-Forwarded-Proto`. What the client sent in these headers is never passed on otherwise.' }),
   // One forwarded claim's value as sent: its header line must fit the service's own limits.
   maxClaimBytes: integer({ min: 1, max: 65_536, unit: 'bytes', default: 1024, doc: 'Longest forwarded claim value, as sent (after percent-encoding). A request whose token\'s claim is longer is refused with 400 `claim-not-forwardable` when it would reach this service (a miss or a write; a cached answer needs no upstream); it never counts against the service\'s circuit breaker.' }),
 } as const;

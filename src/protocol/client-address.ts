@@ -22,14 +22,7 @@ const peerAddress: ClientAddressOf = (req) => req.socket.remoteAddress;
  */
 export function clientAddressRule(trustProxy: readonly string[]): ClientAddressOf {
   if (trustProxy.length === 0) return peerAddress;
-  const trusted = new BlockList();
-  for (const entry of trustProxy) {
-    const [address = '', prefix] = entry.split('/');
-    const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
-    if (prefix === undefined) trusted.addAddress(address, family);
-    else trusted.addSubnet(address, Number(prefix), family);
-  }
-  const isTrusted = (address: string): boolean => trusted.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
+  const isTrusted = trustedRule(trustProxy);
   return (req) => {
     const peer = req.socket.remoteAddress;
     const forwarded = req.headers['x-forwarded-for'];
@@ -46,4 +39,16 @@ export function clientAddressRule(trustProxy: readonly string[]): ClientAddressO
     }
     return client;
   };
+}
+
+/** Is an address one of server.trustProxy's (addresses and CIDR ranges)? */
+export function trustedRule(trustProxy: readonly string[]): (address: string) => boolean {
+  const trusted = new BlockList();
+  for (const entry of trustProxy) {
+    const [address = '', prefix] = entry.split('/');
+    const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
+    if (prefix === undefined) trusted.addAddress(address, family);
+    else trusted.addSubnet(address, Number(prefix), family);
+  }
+  return (address) => trusted.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
 }

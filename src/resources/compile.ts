@@ -10,6 +10,7 @@ import { declarationText } from './declaration-text.ts';
 import { QueryModel } from './query-model.ts';
 import { splitTemplate } from './query-text.ts';
 import { compileSchemaFile, type SchemaValidators } from './json-schema.ts';
+import { compileVary, withVariants, type CompiledVary } from './identity.ts';
 import { notFoundIdentity, ownerNoun } from './naming.ts';
 import { OWN_PATHS } from './own-paths.ts';
 import type { ParamType, ParamValue } from './params.ts';
@@ -140,6 +141,11 @@ export interface CompiledResource {
   invalidation(path: string, values: readonly ParamValue[], below: boolean): { keys: string[]; groups: string[] };
   /** The 404 the upstream's "no such item" becomes. */
   notFound(): HgError;
+  /**
+   * What its answers vary with (identity.ts): null for one that varies with nothing, whose routes
+   * key the cache by path alone. Chosen here, once, so a hit on such a resource does no more work.
+   */
+  readonly vary: CompiledVary | null;
 }
 
 /** The compiled table: the router, the API root, the OpenAPI document and purge all read it. */
@@ -274,6 +280,7 @@ function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): Com
     };
   }
   const declaration = declarationText(r);
+  const vary = compileVary(config, r, claims);
   const itemUpstream = splitTemplate(r.upstream);
   const itemQuery = queryModel(r.query);
   const itemGroups = groupsOf(ancestors);
@@ -315,8 +322,9 @@ function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): Com
       const groups = below ? [BELOW + path] : [];
       if (itemQuery !== null) groups.push(QUERIED + path);
       if (collectionOfItem !== null) groups.push(PAGES + collectionOfItem.build(values));
-      return { keys: [path], groups };
+      return vary === null ? { keys: [path], groups } : withVariants({ keys: [path], groups });
     },
+    vary,
     notFound: () => new HgError('HG_ERR_RESOURCE_NOT_FOUND', { detail, identity }),
   };
 }

@@ -17,6 +17,8 @@ const RESERVED_RELS = new Set(['self']);
 /** Links the API root has whatever is declared. */
 export const ROOT_RELS = ['self', 'describedby'] as const;
 const NAME = /^[A-Za-z][A-Za-z0-9_-]*$/;
+/** A header field name (RFC 9110 section 5.1: a token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const REL = /^[A-Za-z][A-Za-z0-9._-]*$/;
 
 /** Parses a template, or records why it is not one under `key`; null then. */
@@ -41,15 +43,17 @@ function paramsWithin(t: PathTemplate | null, known: readonly string[], key: str
 }
 
 /**
- * A public resource's reads are answered to anyone from one shared cache entry, so nothing may make
- * them depend on who asks: an owner rule in force (an anonymous caller owns nothing, so its reads
- * would all be refused), or a service that is told the caller's identity (an answer fetched with
- * one caller's claims or token would be served to everyone).
+ * A public resource's reads are answered to anyone from one shared cache entry (one per value of the
+ * headers it varies with), so nothing may make them depend on who asks: an owner rule in force (an
+ * anonymous caller owns nothing, so its reads would all be refused), a service that is told the
+ * caller's identity (an answer fetched with one caller's claims or token would be served to
+ * everyone), or a vary on claims (an anonymous caller has none, and a token's are not read).
  */
 function checkPublic(at: string, r: ResourceConfig, config: Config, problems: string[]): void {
   if (!r.methods.includes('GET')) problems.push(`${at}.public: lets only GET and HEAD through without credentials, and ${at}.methods has no "GET"`);
   const ownerClaim = r.owner === null ? null : (r.owner.claim ?? config.auth.ownerClaim);
   if (ownerClaim !== null) problems.push(`${at}.public: an anonymous caller owns nothing, so the owner rule (claim "${ownerClaim}") would refuse every public read; set ${at}.owner to null, or drop public`);
+  if ((r.vary?.claims.length ?? 0) > 0) problems.push(`${at}.public: an anonymous caller has no claims, so ${at}.vary.claims would keep nothing apart; vary by headers only, or drop public`);
   const service = servicesOf(config).get(r.service);
   if (service === undefined) return; // named by the service check
   const forwarded = [...(Object.keys(service.forwardClaims).length > 0 ? ['forwardClaims'] : []), ...(service.forwardAuthorization ? ['forwardAuthorization'] : [])];
@@ -105,6 +109,8 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
     problems.push(`${at}.upstream: must name the item's own parameter {${itemParam}} (else every item reads the same upstream path)`);
   if (!servicesOf(config).has(r.service)) problems.push(`${at}.service: "${r.service}" is not a declared service ("upstream" or a key of upstreams)`);
   pointer(r.record, `${at}.record`, problems);
+  if (r.vary !== null && r.sharedAcrossIdentities) problems.push(`${at}.sharedAcrossIdentities: not allowed together with ${at}.vary (one says what the answer depends on, the other that it depends on nothing)`);
+  for (const header of r.vary?.headers ?? []) if (!HEADER_NAME.test(header)) problems.push(`${at}.vary.headers: "${header}" is not a header name`);
   for (const key of ['fields', 'exposeFields'] as const) {
     for (const field of r[key]) if (RESERVED_FIELDS.has(field)) problems.push(`${at}.${key}: "${field}" is always part of the representation or reserved`);
     for (const field of new Set(r[key].filter((f, i) => r[key].indexOf(f) !== i))) problems.push(`${at}.${key}: "${field}" is listed more than once`);

@@ -7,6 +7,7 @@ import { renderSuffix } from '../protocol/etag.ts';
 import { FORMATS, JSON_INDEX, renderBody } from '../hypermedia/formats.ts';
 import type { Resource } from '../hypermedia/resource.ts';
 import type { UpstreamFreshness } from '../upstream/cache-control.ts';
+import type { CompiledVary } from './identity.ts';
 
 /** How a resource becomes a cache entry: its freshness, invalidation groups, embedded relation and validator. */
 export interface EntryOptions {
@@ -14,6 +15,8 @@ export interface EntryOptions {
   readonly groups: readonly string[];
   readonly embeddedRel: string | null;
   readonly validator?: Validator | null;
+  /** Its Vary when not the gateway's (a resource that varies with request headers: varyOf). */
+  readonly vary?: string;
 }
 
 /** What a cached absence answers: the source's 404. */
@@ -42,15 +45,21 @@ export class EntryStore {
   }
 
   /** The render suffix of each format for a declaration (etag.ts): part of every ETag derived from the upstream's. */
-  suffixesOf(declaration: string): readonly string[] {
-    return FORMATS.map((f) => renderSuffix(declaration, f.contentType, this.vary));
+  suffixesOf(declaration: string, vary: string = this.vary): readonly string[] {
+    return FORMATS.map((f) => renderSuffix(declaration, f.contentType, vary));
+  }
+
+  /** The Vary of a resource's answers: the gateway's, and the request headers it varies with. */
+  varyOf(r: { readonly vary: CompiledVary | null }): string {
+    const headers = r.vary?.varyHeaders ?? [];
+    return headers.length === 0 ? this.vary : `${this.vary}, ${headers.join(', ')}`;
   }
 
   /** The JSON form of a resource as a cache entry (other formats are rendered from it when asked for). */
   entry(resource: Resource, how: EntryOptions): CacheEntry {
     const json = FORMATS[JSON_INDEX] as (typeof FORMATS)[number];
-    const { freshness, validator = null } = how;
-    const rep = new Representation(renderBody(resource, json), json.contentType, freshness.cacheControl, freshness.storedAtMs, freshness.expiresAtMs, this.vary, freshness.staleAllowed, etagFor(validator, JSON_INDEX));
+    const { freshness, validator = null, vary = this.vary } = how;
+    const rep = new Representation(renderBody(resource, json), json.contentType, freshness.cacheControl, freshness.storedAtMs, freshness.expiresAtMs, vary, freshness.staleAllowed, etagFor(validator, JSON_INDEX));
     return new CacheEntry([rep], freshness, how.groups, how.embeddedRel, validator);
   }
 

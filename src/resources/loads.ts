@@ -4,6 +4,7 @@ import type { GatewayContext } from './context.ts';
 import { SingleFlight } from '../lib/single-flight.ts';
 import type { UpstreamCall } from '../upstream/call.ts';
 import { JSON_INDEX } from '../hypermedia/formats.ts';
+import { keyGroups } from './identity.ts';
 import type { ParamValue } from './params.ts';
 import type { Source } from './source.ts';
 
@@ -17,18 +18,16 @@ function personal(entry: CacheEntry): boolean {
 }
 
 /**
- * The loads under way, one per path (single-flight): each takes a cache load ticket, so it cannot
+ * The loads under way, one per cache key (single-flight): `path` below is the key, which for a
+ * resource that varies carries the identity (identity.ts), so no load is joined across identities: each takes a cache load ticket, so it cannot
  * store over a later invalidation, and asks the shared tier (Redis) before its source when there is one.
  */
 export class Loads {
   readonly #ctx: GatewayContext;
   readonly #flights = new SingleFlight<CacheEntry>();
-  /** The Vary of this gateway's entries, for entries read from the shared tier. */
-  readonly #vary: string;
 
-  constructor(ctx: GatewayContext, vary: string) {
+  constructor(ctx: GatewayContext) {
     this.#ctx = ctx;
-    this.#vary = vary;
   }
 
   /** Is a load of `path` under way (joinable or not)? */
@@ -44,7 +43,7 @@ export class Loads {
    */
   joinable(path: string, source: Source, values: readonly ParamValue[]): Promise<CacheEntry> | undefined {
     const running = this.#flights.get(path);
-    if (running === undefined || this.#ctx.cache.invalidatedSince(path, source.groups(values), running.stamp)) return undefined;
+    if (running === undefined || this.#ctx.cache.invalidatedSince(path, keyGroups(path, source.groups(values)), running.stamp)) return undefined;
     return running.promise;
   }
 
@@ -63,7 +62,7 @@ export class Loads {
     const work =
       tier === null || shape === undefined
         ? async () => source.load(path, values, call, ticket)
-        : async () => tier.load({ path, shape, groups: source.groups(values), vary: this.#vary }, ticket, source, () => source.load(path, values, call, ticket));
+        : async () => tier.load({ path, shape, groups: keyGroups(path, source.groups(values)) }, ticket, source, () => source.load(path, values, call, ticket));
     return this.#flights.start(path, ticket, work, () => cache.endLoad(ticket));
   }
 

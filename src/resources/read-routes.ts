@@ -6,6 +6,7 @@ import type { HgResponse } from '../protocol/response.ts';
 import type { ParamDoc } from '../protocol/route-doc.ts';
 import { getAndHead, type RouteDef } from '../protocol/route.ts';
 import type { Access } from './access.ts';
+import { identityKey } from './identity.ts';
 import type { CompiledCollection, CompiledResource, ResourceTable } from './compile.ts';
 import { ReadThrough, upstreamErrors } from './read-through.ts';
 import { CollectionSource, itemSource, type ItemReaders } from './read-sources.ts';
@@ -33,6 +34,14 @@ function pathParams(r: CompiledResource, names: readonly string[], types: readon
   }));
 }
 
+/** What the OpenAPI description says of a varying resource's cache: '' for one that varies with nothing. */
+function perIdentity(r: CompiledResource): string {
+  const vary = r.vary;
+  if (vary === null) return '';
+  const by = [...vary.claims.map(([name]) => `the token's ${name} claim`), ...vary.varyHeaders.map((h) => `the ${h} header`)];
+  return `, separately for each value of ${by.join(' and ')}`;
+}
+
 type ReadHandler = (req: IncomingMessage, res: HgResponse, path: string) => void | Promise<void>;
 
 /** Who may read an item or a page: the resource's access rule, chosen once per resource rather than per request. */
@@ -41,14 +50,32 @@ const collectionRule: ReadRule = (access, req, r, values) => access.collection(r
 const itemRule: ReadRule = (access, req, r, values) => access.item(req, r, values);
 const publicRule: ReadRule = (access, req, r) => access.publicRead(req, r);
 
+/** The cache key of `key` (a path, with its canonical query if any) for the asker: itself, or with the identity of a resource that varies. */
+function keyFor(r: CompiledResource, key: string, claims: Principal['claims'], req: IncomingMessage): string {
+  return r.vary === null ? key : identityKey(key, r.vary, claims, req);
+}
+
 /**
  * The item handler: the hot path (a cached token and a cached entry write bytes and nothing else).
  * The handler is synchronous up to a cache hit, so one array serves every request; it is copied
- * before anything waits (here, or in ReadThrough.respond on a miss). A public resource gets a
- * handler of its own, so a resource that is not public runs exactly what it ran before.
+ * before anything waits (here, or in ReadThrough.respond on a miss). A public resource and a
+ * varying one get a handler of their own, so a resource that is neither runs exactly what it ran before.
  */
 function itemRead(r: CompiledResource, reader: ReadThrough, access: Access): ReadHandler {
   const scratch: ParamValue[] = [];
+  const vary = r.vary;
+  if (vary !== null) {
+    const rule = r.public ? publicRule : itemRule;
+    return (req, res, path) => {
+      if (!r.item.match(path, r.types, scratch)) throw routeNotFound();
+      const principal = rule(access, req, r, scratch);
+      if (principal instanceof Promise) {
+        const values = scratch.slice();
+        return principal.then((p) => reader.respond(req, res, identityKey(path, vary, p.claims, req), values, p.claims));
+      }
+      return reader.respond(req, res, identityKey(path, vary, principal.claims, req), scratch, principal.claims);
+    };
+  }
   if (r.public) {
     return (req, res, path) => {
       if (!r.item.match(path, r.types, scratch)) throw routeNotFound();
@@ -84,7 +111,7 @@ function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access): R
       : (req: IncomingMessage, res: HgResponse, path: string): void | Promise<void> => {
           const values: ParamValue[] = [];
           if (!r.item.match(path, r.types, values)) throw routeNotFound();
-          return andThen(rule(access, req, r, values), ({ claims }: Principal) => reader.respond(req, res, readItemQuery(model, path, req.url ?? ''), values, claims));
+          return andThen(rule(access, req, r, values), ({ claims }: Principal) => reader.respond(req, res, keyFor(r, readItemQuery(model, path, req.url ?? ''), claims, req), values, claims));
         };
   const errors: HgErrorCode[] = [
     'HG_ERR_ROUTE_NOT_FOUND',
@@ -99,7 +126,7 @@ function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access): R
     {
       operationId: `get${schemaName(r.singular)}`,
       summary: `Read one ${r.singular}`,
-      description: `One ${r.singular} with its links (${['self', ...r.links.map((l) => l.rel)].join(', ')}). Cached for up to ${r.maxAgeSeconds} s; conditional with If-None-Match.`,
+      description: `One ${r.singular} with its links (${['self', ...r.links.map((l) => l.rel)].join(', ')}). Cached for up to ${r.maxAgeSeconds} s${perIdentity(r)}; conditional with If-None-Match.`,
       params: [...pathParams(r, r.item.params, r.types), ...declaredQueryDocs(r.query)],
       scopes: access.scopesOf(r, false),
       public: r.public,
@@ -125,17 +152,17 @@ function collectionRoutes(r: CompiledResource, c: CompiledCollection, parts: Ser
       if (whole !== null) {
         // The path is the target without its query: a longer target has one.
         if (req.url !== undefined && req.url.length !== path.length) refuseQuery(req.url);
-        return whole.respond(req, res, path, values, claims);
+        return whole.respond(req, res, keyFor(r, path, claims, req), values, claims);
       }
       if (c.plain) {
         const paging = parsePageQuery(req.url ?? '');
         // A page has its own source (the paging it asks the upstream for).
         const page = new ReadThrough(parts, new CollectionSource(r, c, parts.entries, paging, items));
-        return page.respond(req, res, pagePath(path, paging.offset, paging.limit), values, claims);
+        return page.respond(req, res, keyFor(r, pagePath(path, paging.offset, paging.limit), claims, req), values, claims);
       }
       // Declared parameters, another paging style or a fixed upstream query: the canonical query path.
       const { key, ask } = readCollectionQuery(c, r.name, path, req.url ?? '', parts.cursors);
-      return new ReadThrough(parts, new CollectionSource(r, c, parts.entries, ask, items)).respond(req, res, key, values, claims);
+      return new ReadThrough(parts, new CollectionSource(r, c, parts.entries, ask, items)).respond(req, res, keyFor(r, key, claims, req), values, claims);
     };
     return andThen(rule(access, req, r, values), serve);
   };

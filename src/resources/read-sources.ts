@@ -6,6 +6,7 @@ import type { UpstreamCall } from '../upstream/call.ts';
 import type { CompiledCollection, CompiledResource } from './compile.ts';
 import type { EntryStore } from './entry-store.ts';
 import type { ParamValue } from './params.ts';
+import { identityKey, identityOfKey, keyGroups, pathOfKey } from './identity.ts';
 import type { ReadThrough } from './read-through.ts';
 import type { PageAsk, UpstreamSpot } from './page-asks.ts';
 import { itemFromRecord, pageFromBody } from './record.ts';
@@ -18,25 +19,31 @@ function takesWrites(r: CompiledResource): boolean {
 
 /** The source of one item: the upstream's record at the item's upstream path, or a cached absence. */
 export function itemSource(r: CompiledResource, entries: EntryStore): Source {
-  const suffixes = entries.suffixesOf(r.declaration);
+  const vary = entries.varyOf(r);
+  const suffixes = entries.suffixesOf(r.declaration, vary);
   const source: Source = {
-    shared: { fingerprint: r.fingerprint, maxAgeSeconds: r.maxAgeSeconds, embeddedRel: null, suffixes },
+    shared: { fingerprint: r.fingerprint, maxAgeSeconds: r.maxAgeSeconds, embeddedRel: null, suffixes, vary },
     takesWrites: takesWrites(r),
     notFound: () => r.notFound(),
     groups: (values) => r.groups(values),
     claimProblem: (claims) => r.service.claimProblem(claims),
-    load: async (path, values, call, ticket) => {
+    // `key` is the path (with its canonical query, if the item declares one), followed by the
+    // identity for a resource that varies (identity.ts).
+    load: async (key, values, call, ticket) => {
+      const path = pathOfKey(key);
       const result = await r.service.getJson(r.upstream.build(values) + itemQuery(r, path), call, (json) =>
         itemFromRecord(r, r.record.resolve(json), values, path),
       );
-      if (!result.found) throw entries.storeAbsent(path, r.groups(values), source, ticket);
+      const groups = keyGroups(key, r.groups(values));
+      if (!result.found) throw entries.storeAbsent(key, groups, source, ticket);
       const validator = result.etag === null ? null : { upstream: result.etag, suffixes };
-      return entries.store(path, result.value, {
+      return entries.store(key, result.value, {
         freshness: entries.upstreamFreshness(result, r.maxAgeSeconds),
-        groups: r.groups(values),
+        groups,
         embeddedRel: null,
         ticket,
         validator,
+        vary,
       });
     },
   };
@@ -44,9 +51,20 @@ export function itemSource(r: CompiledResource, entries: EntryStore): Source {
 }
 
 /**
- * The upstream query of the item at `path` (its cache key): the fixed query of its upstream
- * template and, when it declares query parameters, the key's canonical query under the upstream's
- * names. '' for an item that has neither (the shipped ones).
+ * The cache key of the parent item a collection lies below, for the caller of `call`: its own
+ * identity's entry when the parent varies, so whether it exists is never answered from another's.
+ */
+function parentKey(parent: CompiledResource, path: string, call: UpstreamCall): string {
+  const vary = parent.vary;
+  if (vary === null) return path;
+  if (call.request === undefined) throw new Error('a varying resource is read without its request');
+  return identityKey(path, vary, call.claims, call.request);
+}
+
+/**
+ * The upstream query of the item at `path` (its cache key without the identity): the fixed query
+ * of its upstream template and, when it declares query parameters, the key's canonical query under
+ * the upstream's names. '' for an item that has neither (the shipped ones).
  */
 function itemQuery(r: CompiledResource, path: string): string {
   if (r.query === null) return r.fixedQuery === '' ? '' : `?${r.fixedQuery}`;
@@ -86,7 +104,7 @@ export class CollectionSource implements Source {
   /** Made when asked for (a miss), so a page's source allocates nothing more on a hit. Pages carry no validator. */
   get shared(): SharedShape {
     const r = this.#r;
-    return { fingerprint: r.fingerprint, maxAgeSeconds: r.maxAgeSeconds, embeddedRel: r.name, suffixes: null };
+    return { fingerprint: r.fingerprint, maxAgeSeconds: r.maxAgeSeconds, embeddedRel: r.name, suffixes: null, vary: this.#entries.varyOf(r) };
   }
 
   notFound(): HgError {
@@ -118,16 +136,21 @@ export class CollectionSource implements Source {
       const parent = c.parent();
       const parentReader = parent === null ? undefined : this.#items.get(parent.resource);
       // Throws the parent's own 404 (customer-not-found) when it is the parent that is missing.
-      if (parent !== null && parentReader !== undefined) await parentReader.fetch(parent.path.build(values), parent.path.values(values), call);
-      throw entries.storeAbsent(key, c.groups(values), this, ticket);
+      if (parent !== null && parentReader !== undefined) await parentReader.fetch(parentKey(parent.resource, parent.path.build(values), call), parent.path.values(values), call);
+      throw entries.storeAbsent(key, keyGroups(key, c.groups(values)), this, ticket);
     }
     const freshness = entries.upstreamFreshness(result, r.maxAgeSeconds);
-    // Following a member's self link is then a cache hit, where that link leads to this resource alone.
+    const vary = entries.varyOf(r);
+    // Following a member's self link is then a cache hit, where that link leads to this resource
+    // alone (and for the same identity: its key has the page's).
+    const identity = identityOfKey(key);
     if (c.cacheItems) {
-      for (const member of result.value.members)
-        if (c.storesMemberAt(member.path))
-          entries.store(member.path, member.resource, { freshness, groups: r.groups(member.values), embeddedRel: null, ticket });
+      for (const member of result.value.members) {
+        if (!c.storesMemberAt(member.path)) continue;
+        const memberKey = member.path + identity;
+        entries.store(memberKey, member.resource, { freshness, groups: keyGroups(memberKey, r.groups(member.values)), embeddedRel: null, ticket, vary });
+      }
     }
-    return entries.store(key, result.value.page, { freshness, groups: c.groups(values), embeddedRel: r.name, ticket });
+    return entries.store(key, result.value.page, { freshness, groups: keyGroups(key, c.groups(values)), embeddedRel: r.name, ticket, vary });
   }
 }

@@ -24,7 +24,7 @@ export function servingParts(ctx: GatewayContext, cursors: CursorSeal): ServingP
     ctx,
     formats: new FormatNegotiation(),
     entries,
-    loads: new Loads(ctx, entries.vary),
+    loads: new Loads(ctx),
     sieMs: ctx.config.cache.staleIfErrorSeconds * 1000,
     swrMs: ctx.config.cache.staleWhileRevalidateSeconds * 1000,
     cursors,

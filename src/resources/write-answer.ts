@@ -1,3 +1,4 @@
+import { variantsGroup } from './identity.ts';
 import type { CacheEntry } from '../cache/cache-entry.ts';
 import type { IdempotentAnswer } from '../cluster/idempotency.ts';
 import { HgError } from '../lib/errors.ts';
@@ -72,14 +73,15 @@ export function answered(run: WriteRun, result: WriteResult, ticket: number): Id
     resource = member.resource;
     stale = overtaken(itemPath, r.groups(itemValues));
     // A remembered 404 of the new item's path must not outlive its creation.
-    tell(run, [itemPath], []);
+    tell(run, [itemPath], r.vary === null ? [] : [variantsGroup(itemPath)]);
   } else {
     resource = itemFromRecord(r, r.record.resolve(result.json), values, path);
   }
   const freshness = entries.upstreamFreshness({ freshness: result.freshness, ageSeconds: 0 }, r.maxAgeSeconds);
   const validator = result.etag === null ? null : { upstream: result.etag, suffixes: op.suffixes };
   const entry: CacheEntry = entries.entry(resource, { freshness, groups: r.groups(itemValues), embeddedRel: null, validator });
-  if (!stale && entries.storable(freshness)) ctx.cache.set(itemPath, entry);
+  // A resource that varies keys its entries by identity (identity.ts): the write dropped them all, the next read of each identity loads its own.
+  if (!stale && r.vary === null && entries.storable(freshness)) ctx.cache.set(itemPath, entry);
   const rep = entries.variantOf(entry, format);
   const created = method === 'POST' || result.status === 201;
   const headers: Record<string, string> = {
@@ -88,7 +90,7 @@ export function answered(run: WriteRun, result: WriteResult, ticket: number): Id
     // RFC 9110 section 8.7: the body is a representation of this resource.
     'Content-Location': itemPath,
     'Cache-Control': 'no-store',
-    Vary: entries.vary,
+    Vary: entries.varyOf(r),
   };
   if (created) headers['Location'] = itemPath;
   return { status: created ? 201 : 200, headers, body: rep.body };

@@ -154,7 +154,7 @@ async function sent(run: WriteRun, claim: IdempotencyClaim, call: Parameters<typ
 export function writeRoutes(table: ResourceTable, deps: WriteDeps): RouteDef[] {
   const routes: RouteDef[] = [];
   for (const r of table.resources) {
-    const suffixes = deps.parts.entries.suffixesOf(r.declaration);
+    const suffixes = deps.parts.entries.suffixesOf(r.declaration, deps.parts.entries.varyOf(r));
     const add = (method: WriteMethod, collection: CompiledCollection | null): void => {
       const op: WriteOp = { r, method, collection, suffixes };
       const template = collection === null ? r.item : collection.path;

@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { implicitVaryNotes } from '../config/vary.ts';
 import { AggregatorRegistry } from 'prom-client';
 import { KeySourceError } from '../auth/keys.ts';
 import { mintDevToken } from '../auth/mint.ts';
@@ -189,6 +190,7 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
     logger.info(`upstream ${name} ${service.url === null ? '(no url)' : redactUrl(service.url)}`, { event: 'upstream', service: name });
   }
   logger.info(`auth ${gateway.keySource.description}`, { event: 'auth', mode: gateway.keySource.mode });
+  for (const note of implicitVaryNotes(gateway.config)) logger.info(note, { event: 'vary' });
   if (gateway.keySource.mode === 'dev') logger.warn('DEV AUTH MODE: not for production', { event: 'dev-auth' });
   if (!worker || cluster.worker?.id === 1) await printDevBanner(gateway, baseUrl);
   send({ type: 'ready', port: address.port });

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { ClaimValue } from '../auth/claims.ts';
 
 /**
@@ -13,4 +14,6 @@ export interface UpstreamCall {
   readonly authorization?: string | undefined;
   /** The principal's kept claims (ClaimTable order). */
   readonly claims?: readonly ClaimValue[] | undefined;
+  /** The client's request, for the headers a service is configured to receive (forwardHeaders, forwarded). */
+  readonly request?: IncomingMessage | undefined;
 }

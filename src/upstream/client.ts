@@ -27,6 +27,8 @@ export interface ServiceOptions {
   readonly claims: ClaimTable;
   /** Where `{"env": NAME}` header values are read (at construction, once). */
   readonly env?: NodeJS.ProcessEnv;
+  /** server.trustProxy: whose X-Forwarded-* a `forwarded` service's headers believe. */
+  readonly trustProxy?: readonly string[];
 }
 
 /** Why an exchange in flight was aborted; the cause of the 504 it becomes. */
@@ -85,7 +87,7 @@ export class UpstreamClient {
     this.#clock = clock;
     this.name = options?.name ?? 'upstream';
     this.who = this.name === 'upstream' ? 'The upstream service' : `The upstream service "${this.name}"`;
-    this.#headers = new RequestHeaders(config, options?.claims, options?.env ?? process.env);
+    this.#headers = new RequestHeaders(config, options?.claims, options?.env ?? process.env, options?.trustProxy);
     this.breaker = new CircuitBreaker(config.breaker, clock);
     const base = new URL(url);
     this.origin = base.origin;

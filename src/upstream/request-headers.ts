@@ -4,6 +4,7 @@ import type { UpstreamConfig } from '../config/types.ts';
 import type { HgError } from '../lib/errors.ts';
 import type { UpstreamCall } from './call.ts';
 import { claimHeaderValue } from './claim-header.ts';
+import { ForwardedHeaders } from './forwarded.ts';
 
 /** Sets `name` (lower case) in a flat [name, value, ...] header list, in place of any value it has. */
 export function setHeader(headers: string[], name: string, value: string): void {
@@ -31,9 +32,16 @@ export class RequestHeaders {
   /** [header name, index into the principal's kept claims, claim name] per forwardClaims entry. */
   readonly #forwardClaims: readonly (readonly [string, number, string])[];
   readonly #maxClaimBytes: number;
+  /** The client's request headers this service receives (forwardHeaders), lower case. */
+  readonly #forwardHeaders: readonly string[];
+  /** Builds Forwarded and X-Forwarded-* (forwarded: true), else null. */
+  readonly #forwarded: ForwardedHeaders | null;
 
-  /** `claims`: the claims verified tokens keep, to find those forwardClaims names; `env`: where `{"env": NAME}` values are read (once, here). */
-  constructor(config: UpstreamConfig, claims: ClaimTable | undefined, env: NodeJS.ProcessEnv) {
+  /**
+   * `claims`: the claims verified tokens keep, to find those forwardClaims names; `env`: where
+   * `{"env": NAME}` values are read (once, here); `trustProxy`: server.trustProxy, for `forwarded`.
+   */
+  constructor(config: UpstreamConfig, claims: ClaimTable | undefined, env: NodeJS.ProcessEnv, trustProxy: readonly string[] = []) {
     const fixed: Record<string, string> = { accept: 'application/json' };
     // Validated at start (config/service-checks.ts): names are tokens, values are set and clean.
     for (const [header, value] of Object.entries(config.headers)) fixed[header.toLowerCase()] = headerValueOf(value, env) ?? '';
@@ -44,6 +52,8 @@ export class RequestHeaders {
     const forwarded = new Map<string, readonly [string, number, string]>();
     if (claims !== undefined) for (const [header, claim] of Object.entries(config.forwardClaims)) forwarded.set(header.toLowerCase(), [header.toLowerCase(), claims.indexOf(claim), claim]);
     this.#forwardClaims = [...forwarded.values()];
+    this.#forwardHeaders = [...new Set(config.forwardHeaders.map((h) => h.toLowerCase()))];
+    this.#forwarded = config.forwarded ? new ForwardedHeaders(trustProxy) : null;
   }
 
   /** Does a request on behalf of `call` carry the client's Authorization (forwardAuthorization)? It limits what a shared cache may keep (cache-control.ts). */
@@ -89,6 +99,14 @@ export class RequestHeaders {
       if (typeof sent !== 'string') throw sent;
       headers.push(header, sent);
     }
+    const req = call.request;
+    if (req === undefined) return headers;
+    // Node has refused a request whose header values hold CR, LF or NUL: what is read here is clean.
+    for (const name of this.#forwardHeaders) {
+      const value = req.headers[name];
+      if (value !== undefined) headers.push(name, Array.isArray(value) ? value.join(', ') : value);
+    }
+    this.#forwarded?.append(headers, req);
     return headers;
   }
 }

@@ -28,9 +28,10 @@ export class UpstreamServices {
     const built = new Map<string, Built>();
     for (const [name, service] of servicesOf(config)) {
       const url = urlOf(name, service);
-      const settings = [service, url, claims.names];
+      const trustProxy = service.forwarded ? config.server.trustProxy : [];
+      const settings = [service, url, claims.names, trustProxy];
       const old = previous === null ? undefined : previous.#built.get(name);
-      built.set(name, old !== undefined && sameValue(old.settings, settings) ? old : { settings, client: new UpstreamClient(service, url, observer, clock, { name, claims }) });
+      built.set(name, old !== undefined && sameValue(old.settings, settings) ? old : { settings, client: new UpstreamClient(service, url, observer, clock, { name, claims, trustProxy }) });
     }
     return new UpstreamServices(built);
   }

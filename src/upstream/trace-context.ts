@@ -15,7 +15,7 @@ const MAX_TRACESTATE = 512;
 export function callOf(req: IncomingMessage, requestId: string, claims?: readonly ClaimValue[]): UpstreamCall {
   const authorization = req.headers.authorization;
   const traceparent = req.headers['traceparent'];
-  if (typeof traceparent !== 'string' || !TRACEPARENT.test(traceparent)) return { requestId, traceparent: undefined, authorization, claims };
+  if (typeof traceparent !== 'string' || !TRACEPARENT.test(traceparent)) return { requestId, traceparent: undefined, authorization, claims, request: req };
   const tracestate = req.headers['tracestate'];
   return {
     requestId,
@@ -23,5 +23,6 @@ export function callOf(req: IncomingMessage, requestId: string, claims?: readonl
     tracestate: typeof tracestate === 'string' && tracestate.length <= MAX_TRACESTATE ? tracestate : undefined,
     authorization,
     claims,
+    request: req,
   };
 }

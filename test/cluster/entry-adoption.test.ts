@@ -8,7 +8,7 @@ import { encodeEntry, isRejection, parseEntry, type SharedRecord } from '../../s
 const NOW = 1_800_000_000_000;
 const PATH = '/api/customers/7';
 const SUFFIXES = ['AAAAAAAA', 'BBBBBBBB'];
-const expected: Expected = { path: PATH, shape: { fingerprint: 'fp', maxAgeSeconds: 60, embeddedRel: null, suffixes: SUFFIXES }, groups: [], vary: 'Accept', absenceMs: 5000 };
+const expected: Expected = { path: PATH, shape: { fingerprint: 'fp', maxAgeSeconds: 60, embeddedRel: null, suffixes: SUFFIXES, vary: 'Accept' }, groups: [], absenceMs: 5000 };
 const body = JSON.stringify({ id: 7, name: 'Seven', links: { self: PATH } });
 
 /** An item entry fetched 10 s ago with max-age=60, as the fetching instance stores it, written to the tier now. */

@@ -15,7 +15,8 @@ describe('answers a shared cache may not store', () => {
   let bob: Record<string, string>;
 
   before(async () => {
-    fx = await startFixture({ upstream: { forwardClaims: { 'X-Subject': 'sub' } } });
+    // Declared shared: what is tested here is single-flight's own rule, not the cache key's (identity.test.ts).
+    fx = await startFixture({ upstream: { forwardClaims: { 'X-Subject': 'sub' } }, resources: { customers: { sharedAcrossIdentities: true } } });
     alice = bearer(await fx.token({ claims: { sub: 'alice' } }));
     bob = bearer(await fx.token({ claims: { sub: 'bob' } }));
     // Both tokens verified once, so each request below reaches the cache without waiting.
@@ -74,7 +75,8 @@ describe("answers to requests that carried the client's Authorization", () => {
   let bob: Record<string, string>;
 
   before(async () => {
-    fx = await startFixture({ upstream: { forwardAuthorization: true } });
+    // Declared shared: what is tested here is which answers may be stored at all; without it each subject has its own entries (identity.test.ts).
+    fx = await startFixture({ upstream: { forwardAuthorization: true }, resources: { customers: { sharedAcrossIdentities: true } } });
     alice = bearer(await fx.token({ claims: { sub: 'alice' } }));
     bob = bearer(await fx.token({ claims: { sub: 'bob' } }));
   });
