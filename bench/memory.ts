@@ -31,7 +31,19 @@ import { hypergate, startUpstream } from './lib/servers.ts';
 
 const args = parseArgs(
   process.argv.slice(2),
-  ['--customers', '--hal', '--tokens', '--limit-mb', '--start-limit-mb', '--cache-entries', '--cache-bytes', '--timeout', '--settle', '--results-dir', '--build-dir'],
+  [
+    '--customers',
+    '--hal',
+    '--tokens',
+    '--limit-mb',
+    '--start-limit-mb',
+    '--cache-entries',
+    '--cache-bytes',
+    '--timeout',
+    '--settle',
+    '--results-dir',
+    '--build-dir',
+  ],
   ['--record', '--quick'],
 );
 const quick = args.has('--quick');
@@ -60,7 +72,8 @@ async function send(pool: Pool, from: number, to: number, type: string, token: (
       const path = `/api/customers/${((i - 1) % customers) + 1}`;
       const res = await pool.request({ method: 'GET', path, headers: { accept: type, authorization: `Bearer ${token(i)}` } });
       await res.body.dump();
-      if (res.statusCode !== 200 || res.headers['content-type'] !== type) throw new Error(`GET ${path} (${type}) answered ${res.statusCode} ${String(res.headers['content-type'])}`);
+      if (res.statusCode !== 200 || res.headers['content-type'] !== type)
+        throw new Error(`GET ${path} (${type}) answered ${res.statusCode} ${String(res.headers['content-type'])}`);
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
@@ -90,7 +103,14 @@ async function run(keys: BenchKeys, dir: string, builds: Builds): Promise<{ text
   const extra: Record<string, string> = { HYPERGATE_ADMIN_PORT: String(adminPort) };
   if (args.has('--cache-entries')) extra['HYPERGATE_CACHE_MAX_ENTRIES'] = String(args.get('--cache-entries'));
   if (args.has('--cache-bytes')) extra['HYPERGATE_CACHE_MAX_BYTES'] = String(args.get('--cache-bytes'));
-    const server = await hypergate('hypergate', undefined, extra).start({ upstreamUrl: upstream.url, publicKeyFile: keys.publicKeyFile, capturePath: '', dir, builds, accessLog: true });
+  const server = await hypergate('hypergate', undefined, extra).start({
+    upstreamUrl: upstream.url,
+    publicKeyFile: keys.publicKeyFile,
+    capturePath: '',
+    dir,
+    builds,
+    accessLog: true,
+  });
   const pid = server.child.pid as number;
   const pool = new Pool(`http://127.0.0.1:${server.port}`, { connections: CONCURRENCY });
   try {
@@ -153,7 +173,10 @@ async function run(keys: BenchKeys, dir: string, builds: Builds): Promise<{ text
 const dir = mkdtempSync(join(tmpdir(), 'hg-memory-'));
 let deadline: NodeJS.Timeout | undefined;
 try {
-  const builds = new Builds(args.has('--build-dir') ? resolve(String(args.get('--build-dir'))) : join(dir, 'builds'), (line) => void process.stderr.write(`${line}\n`));
+  const builds = new Builds(
+    args.has('--build-dir') ? resolve(String(args.get('--build-dir'))) : join(dir, 'builds'),
+    (line) => void process.stderr.write(`${line}\n`),
+  );
   // Built before the clock starts: --timeout bounds the measurement, not the build.
   await builds.current();
   deadline = setTimeout(() => {
@@ -163,8 +186,18 @@ try {
   const { text, ok, figures } = await run(makeKeys(dir), dir, builds);
   clearTimeout(deadline);
   process.stdout.write(`${text}\n`);
-  const overrides = { ...(args.has('--cache-entries') ? { cacheMaxEntries: String(args.get('--cache-entries')) } : {}), ...(args.has('--cache-bytes') ? { cacheMaxBytes: String(args.get('--cache-bytes')) } : {}) };
-  const info = runInfo(`undici, ${CONCURRENCY} connections`, { customers, halCustomers: hal, tokens, settle: `${settleS}s`, ...overrides, ...(quick ? { quick: true } : {}) });
+  const overrides = {
+    ...(args.has('--cache-entries') ? { cacheMaxEntries: String(args.get('--cache-entries')) } : {}),
+    ...(args.has('--cache-bytes') ? { cacheMaxBytes: String(args.get('--cache-bytes')) } : {}),
+  };
+  const info = runInfo(`undici, ${CONCURRENCY} connections`, {
+    customers,
+    halCustomers: hal,
+    tokens,
+    settle: `${settleS}s`,
+    ...overrides,
+    ...(quick ? { quick: true } : {}),
+  });
   const json = writeJson(resolve(String(args.get('--results-dir') ?? resolve(ROOT, 'bench/results'))), info, { memory: figures });
   process.stderr.write(`raw results: ${json}\n`);
   // A smoke run's figures mean nothing: never recorded.

@@ -45,7 +45,10 @@ async function main(): Promise<void> {
   if (measured.some((n) => n.startsWith('fastify')) && !existsSync(resolve(ROOT, 'node_modules/fastify')) && opts.compare === null) {
     throw new Error('the Fastify peer needs its devDependencies: run npm ci (or pass --servers baseline,hypergate)');
   }
-  if (opts.tool === 'autocannon') say('WARNING: using autocannon. It saturates its own core near 30k-35k req/s, so ceiling figures (baseline, hot) measure autocannon, not the server: install wrk (apt-get install wrk) for those.');
+  if (opts.tool === 'autocannon')
+    say(
+      'WARNING: using autocannon. It saturates its own core near 30k-35k req/s, so ceiling figures (baseline, hot) measure autocannon, not the server: install wrk (apt-get install wrk) for those.',
+    );
   if (!hasTaskset) say('WARNING: taskset not found: servers and load generator are not pinned to separate cores; figures are noisier.');
   const dir = mkdtempSync(join(tmpdir(), 'hg-bench-'));
   let upstream: Upstream | null = null;
@@ -75,17 +78,27 @@ async function main(): Promise<void> {
     };
     // The baseline's bytes, and the ETag for `conditional`, from a real hypergate cache hit.
     const first = await hypergate().start(start);
-    const capture = await captureHit(`http://127.0.0.1:${first.port}${HOT_PATH}`, { ...ACCEPT, authorization: `Bearer ${hotToken}` }).finally(() => first.stop());
+    const capture = await captureHit(`http://127.0.0.1:${first.port}${HOT_PATH}`, { ...ACCEPT, authorization: `Bearer ${hotToken}` }).finally(() =>
+      first.stop(),
+    );
     writeFileSync(capturePath, JSON.stringify(capture));
     const prep: PrepareContext = { keys, dir, seconds: opts.seconds, warmSeconds: opts.warmSeconds, hotToken, etag: capture.etag };
     if (opts.profile) {
       const summary = await profileHot(opts, start, prep, dir);
       process.stdout.write(`${summary}\n`);
-      if (opts.record) appendResults(resolve(ROOT, 'bench/RESULTS.md'), runInfo(opts.tool, { profile: profiledScenario(opts), connections: opts.connections, duration: `${opts.seconds}s` }), summary);
+      if (opts.record)
+        appendResults(
+          resolve(ROOT, 'bench/RESULTS.md'),
+          runInfo(opts.tool, { profile: profiledScenario(opts), connections: opts.connections, duration: `${opts.seconds}s` }),
+          summary,
+        );
       return;
     }
     // --compare: the baseline, then the other checkouts, then this one, round after round.
-    const servers: ServerSpec[] = opts.compare === null ? opts.servers.map((n) => SERVERS[n] as ServerSpec) : [baseline, ...opts.compare.map((spec) => hypergate(checkoutName(spec), spec)), hypergate()];
+    const servers: ServerSpec[] =
+      opts.compare === null
+        ? opts.servers.map((n) => SERVERS[n] as ServerSpec)
+        : [baseline, ...opts.compare.map((spec) => hypergate(checkoutName(spec), spec)), hypergate()];
     const reference = 'baseline';
     const records: RunRecord[] = [];
     const extras: Record<string, number> = {};
@@ -97,8 +110,13 @@ async function main(): Promise<void> {
           if (prepared.mixed !== undefined && !spec.name.startsWith('hypergate')) continue;
           const r = await measure(scenario.name, spec, prepared, start, upstream, opts, round);
           records.push(r);
-          say(`  round ${round} ${spec.name}: ${Math.round(r.reqPerSec)} req/s, p99 ${(r.p99Us / 1000).toFixed(2)} ms, ${r.cpuUsPerRequest.toFixed(1)} µs CPU/request, ${r.upstreamRequests} upstream requests`);
-          if (!prepared.herd && r.serverCpuShare < 0.25) say(`  WARNING: ${spec.name} used its core only ${Math.round(r.serverCpuShare * 100)}% of this run: it was waiting, not working (a stalled load generator or a busy machine); check this round's figures`);
+          say(
+            `  round ${round} ${spec.name}: ${Math.round(r.reqPerSec)} req/s, p99 ${(r.p99Us / 1000).toFixed(2)} ms, ${r.cpuUsPerRequest.toFixed(1)} µs CPU/request, ${r.upstreamRequests} upstream requests`,
+          );
+          if (!prepared.herd && r.serverCpuShare < 0.25)
+            say(
+              `  WARNING: ${spec.name} used its core only ${Math.round(r.serverCpuShare * 100)}% of this run: it was waiting, not working (a stalled load generator or a busy machine); check this round's figures`,
+            );
         }
       }
       if (scenario.name === 'fresh-tokens' && prepared.load.list?.kind === 'file') {
@@ -109,13 +127,20 @@ async function main(): Promise<void> {
     const notes: string[] = [];
     const jose = extras['joseEs256VerifyPerSec'];
     if (jose !== undefined) {
-      for (const row of rows.filter((r) => r.scenario === 'fresh-tokens' && r.server !== 'baseline')) notes.push(`fresh-tokens: ${row.server} ${Math.round(row.reqPerSec)} req/s = ${(row.reqPerSec / jose).toFixed(2)}× jose's raw ES256 verify rate (${Math.round(jose)}/s, one at a time, same core)`);
+      for (const row of rows.filter((r) => r.scenario === 'fresh-tokens' && r.server !== 'baseline'))
+        notes.push(
+          `fresh-tokens: ${row.server} ${Math.round(row.reqPerSec)} req/s = ${(row.reqPerSec / jose).toFixed(2)}× jose's raw ES256 verify rate (${Math.round(jose)}/s, one at a time, same core)`,
+        );
     }
-    for (const row of rows.filter((r) => r.scenario === 'herd' && r.server !== 'baseline')) notes.push(`herd: ${row.server} made ${row.upstreamRequests} upstream request(s) for 1,000 concurrent requests`);
+    for (const row of rows.filter((r) => r.scenario === 'herd' && r.server !== 'baseline'))
+      notes.push(`herd: ${row.server} made ${row.upstreamRequests} upstream request(s) for 1,000 concurrent requests`);
     notes.push(...mixedNotes(records));
     for (const b of built) notes.push(`${b.name}: ${b.source}, started as \`${startLine(b)}\``);
-    if (measured.some((n) => n === 'baseline' || n.startsWith('fastify')) || opts.compare !== null) notes.push(`the baseline and the peer run compiled, with this checkout's start flags (${built[0]?.nodeFlags.join(' ')})`);
-    const comparisons = (opts.compare ?? []).map((spec) => `\n\nThis checkout (hypergate) against ${checkoutName(spec)}:\n\n${comparisonTable(records, checkoutName(spec), 'hypergate')}`);
+    if (measured.some((n) => n === 'baseline' || n.startsWith('fastify')) || opts.compare !== null)
+      notes.push(`the baseline and the peer run compiled, with this checkout's start flags (${built[0]?.nodeFlags.join(' ')})`);
+    const comparisons = (opts.compare ?? []).map(
+      (spec) => `\n\nThis checkout (hypergate) against ${checkoutName(spec)}:\n\n${comparisonTable(records, checkoutName(spec), 'hypergate')}`,
+    );
     const text = `${table(rows, reference)}\n${notes.map((n) => `\n- ${n}`).join('')}${comparisons.join('')}\n`;
     process.stdout.write(`\n${text}`);
     const info = runInfo(opts.tool === 'wrk' ? 'wrk (-t1)' : 'autocannon', {
@@ -126,7 +151,14 @@ async function main(): Promise<void> {
       accessLog: opts.accessLog ? (opts.accessLogTo === 'file' ? 'on, to a file' : 'on, to /dev/null') : 'off',
       ...(opts.workers > 1 ? { workers: opts.workers } : {}),
       taskset: hasTaskset ? (opts.workers > 1 ? 'hypergate unpinned, other servers core 0, load core 1' : 'servers core 0, load core 1') : 'none',
-      ...(opts.compare === null ? {} : { compare: built.slice(1).map((b) => `${b.name} (${b.source})`).join(', ') }),
+      ...(opts.compare === null
+        ? {}
+        : {
+            compare: built
+              .slice(1)
+              .map((b) => `${b.name} (${b.source})`)
+              .join(', '),
+          }),
     });
     const json = writeJson(opts.resultsDir, info, { reference, summary: rows, extras, records });
     // The picture is drawn from the JSON just written: what is recorded is what is shown.

@@ -52,7 +52,13 @@ function options(argv: readonly string[]): Options | null {
     return n;
   };
   const tool = (args.get('--tool') ?? (wrkPath === null ? 'autocannon' : 'wrk')) as Tool;
-  return { seconds: num('--duration', quick ? 1 : 10), customers: Math.round(num('--customers', quick ? 500 : 20_000)), connections: Math.round(num('--connections', 32)), tool, record: !quick && !args.has('--no-record') };
+  return {
+    seconds: num('--duration', quick ? 1 : 10),
+    customers: Math.round(num('--customers', quick ? 500 : 20_000)),
+    connections: Math.round(num('--connections', 32)),
+    tool,
+    record: !quick && !args.has('--no-record'),
+  };
 }
 
 const say = (line: string): void => void process.stderr.write(`${line}\n`);
@@ -80,7 +86,8 @@ async function warm(port: number, token: string, n: number): Promise<void> {
 }
 
 function checked(result: LoadResult, what: string): LoadResult {
-  if (result.requests === 0 || result.errors > 0 || result.badStatus > 0) throw new Error(`${what}: ${result.requests} requests, ${result.errors} errors, ${result.badStatus} bad statuses: no figure`);
+  if (result.requests === 0 || result.errors > 0 || result.badStatus > 0)
+    throw new Error(`${what}: ${result.requests} requests, ${result.errors} errors, ${result.badStatus} bad statuses: no figure`);
   return result;
 }
 
@@ -93,7 +100,9 @@ async function spread(opts: Options, ctx: StartContext, upstream: Upstream, redi
     try {
       for (let i = 0; i < 3; i++) servers.push(await hypergate(`hypergate-${shared ? 'shared' : 'alone'}-${i}`, undefined, env).start(ctx));
       const before = await upstream.count();
-      const results = await Promise.all(servers.map((s, i) => runLoad(opts.tool, `http://127.0.0.1:${s.port}`, idsLoad(token, opts.customers, i + 1), opts.connections, opts.seconds)));
+      const results = await Promise.all(
+        servers.map((s, i) => runLoad(opts.tool, `http://127.0.0.1:${s.port}`, idsLoad(token, opts.customers, i + 1), opts.connections, opts.seconds)),
+      );
       const upstreamRequests = (await upstream.count()) - before;
       const reqPerSec = results.reduce((sum, r, i) => sum + checked(r, `spread instance ${i}`).requests / (r.durationUs / 1e6), 0);
       const mode = shared ? '3 sharing Redis' : '3 alone';
@@ -129,7 +138,9 @@ async function tierHit(opts: Options, ctx: StartContext, redis: RedisServer, tok
       const r = checked(await runLoad(opts.tool, `http://127.0.0.1:${server.port}`, idsLoad(token, opts.customers, 7), opts.connections, opts.seconds), mode);
       const cpuUs = ((cpuMs(pid) - cpuBefore) * 1000) / r.requests;
       perRequest[mode] = cpuUs;
-      say(`  tier-hit ${mode}: ${Math.round(r.requests / (r.durationUs / 1e6))} req/s, ${cpuUs.toFixed(1)} µs CPU/request, p50 ${(r.p50Us / 1000).toFixed(2)} ms`);
+      say(
+        `  tier-hit ${mode}: ${Math.round(r.requests / (r.durationUs / 1e6))} req/s, ${cpuUs.toFixed(1)} µs CPU/request, p50 ${(r.p50Us / 1000).toFixed(2)} ms`,
+      );
       rows.push(`| tier-hit | ${mode} | ${Math.round(r.requests / (r.durationUs / 1e6))} | ${cpuUs.toFixed(1)} | ${(r.p50Us / 1000).toFixed(2)} | | |`);
     } finally {
       await server.stop();
@@ -154,12 +165,33 @@ async function main(): Promise<void> {
     const token = mint(keys, 'bench-user');
     const capturePath = join(dir, 'capture.json');
     writeFileSync(capturePath, '{}');
-    const ctx: StartContext = { upstreamUrl: upstream.url, publicKeyFile: keys.publicKeyFile, capturePath, dir, builds: new Builds(join(dir, 'builds'), say), accessLog: false };
+    const ctx: StartContext = {
+      upstreamUrl: upstream.url,
+      publicKeyFile: keys.publicKeyFile,
+      capturePath,
+      dir,
+      builds: new Builds(join(dir, 'builds'), say),
+      accessLog: false,
+    };
     say(`spread: ${opts.customers} random customers, ${opts.connections} connections per instance, ${opts.seconds} s`);
     const rows = [...(await spread(opts, ctx, upstream, redis, token)), ...(await tierHit(opts, ctx, redis, token))];
-    const text = ['| measure | servers | req/s | CPU µs/req | p50 ms | upstream requests | upstream per customer |', '| --- | --- | ---: | ---: | ---: | ---: | ---: |', ...rows].join('\n');
+    const text = [
+      '| measure | servers | req/s | CPU µs/req | p50 ms | upstream requests | upstream per customer |',
+      '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
+      ...rows,
+    ].join('\n');
     process.stdout.write(`\n${text}\n`);
-    if (opts.record) appendResults(resolve(ROOT, 'bench/RESULTS.md'), runInfo(opts.tool, { measure: 'shared state (bench/shared.ts)', customers: opts.customers, connections: opts.connections, duration: `${opts.seconds}s` }), text);
+    if (opts.record)
+      appendResults(
+        resolve(ROOT, 'bench/RESULTS.md'),
+        runInfo(opts.tool, {
+          measure: 'shared state (bench/shared.ts)',
+          customers: opts.customers,
+          connections: opts.connections,
+          duration: `${opts.seconds}s`,
+        }),
+        text,
+      );
   } finally {
     await redis.close();
     await upstream.stop();

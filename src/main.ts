@@ -52,7 +52,8 @@ async function checkConfig(source: ConfigSource): Promise<never> {
     try {
       const keys = (await resolveKeySource(auth)).remote;
       await keys?.refresh();
-      if (keys?.failure) warning = `auth.jwksUrl: could not fetch ${keys.url}: ${keys.failure.message} (the gateway would start without keys and answer 503 until it can)`;
+      if (keys?.failure)
+        warning = `auth.jwksUrl: could not fetch ${keys.url}: ${keys.failure.message} (the gateway would start without keys and answer 503 until it can)`;
     } catch (err) {
       if (!(err instanceof KeySourceError)) throw err;
       process.stderr.write(`hypergate: ${where}: 1 problem(s)\n  ${err.message}\n`);
@@ -87,7 +88,11 @@ async function main(): Promise<void> {
     throw err;
   }
   // A cluster's processes share stdout: each writes its lines so they never interleave.
-  const logger = createLogger(config.log.level, undefined, { maxBufferBytes: config.log.maxBufferBytes, sharedStdout: cluster.isWorker || workerCount(config) > 1, workerId: cluster.worker?.id });
+  const logger = createLogger(config.log.level, undefined, {
+    maxBufferBytes: config.log.maxBufferBytes,
+    sharedStdout: cluster.isWorker || workerCount(config) > 1,
+    workerId: cluster.worker?.id,
+  });
   if (cluster.isPrimary && workerCount(config) > 1) {
     await runPrimary(config, source, logger);
     return;

@@ -20,7 +20,10 @@ export async function hiddenClassesMade(script: string, count: number): Promise<
   try {
     const log = join(dir, 'maps.log');
     const file = join(import.meta.dirname, script);
-    const { stdout } = await run(process.execPath, ['--log-maps', `--logfile=${log}`, '--no-logfile-per-isolate', '--import', 'tsx', file, String(count)], { cwd: ROOT, timeout: 180_000 });
+    const { stdout } = await run(process.execPath, ['--log-maps', `--logfile=${log}`, '--no-logfile-per-isolate', '--import', 'tsx', file, String(count)], {
+      cwd: ROOT,
+      timeout: 180_000,
+    });
     // "map,Transition,<time>,<from>,<to>,<pc>,<line>,<column>,<reason>,<property name>"
     const madeFor = new Map<string, number>();
     for (const line of readFileSync(log, 'latin1').split('\n')) {

@@ -18,7 +18,9 @@ const server = createServer((req, res) => {
 await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
 const { port } = server.address() as AddressInfo;
 // A generous time-out: the map log slows everything down, and a loaded machine more so.
-const config = configWith({ upstream: { url: `http://127.0.0.1:${port}`, timeoutMs: 60_000, headers: { 'X-Fixed': 'yes' }, forwardClaims: { 'X-Who': 'sub' } } }).upstream;
+const config = configWith({
+  upstream: { url: `http://127.0.0.1:${port}`, timeoutMs: 60_000, headers: { 'X-Fixed': 'yes' }, forwardClaims: { 'X-Who': 'sub' } },
+}).upstream;
 const client = new UpstreamClient(config, config.url as string, undefined, undefined, { name: 'upstream', claims: new ClaimTable(['sub']) });
 let answered = 0;
 for (let i = 0; i < count; i++) {

@@ -55,9 +55,16 @@ while (sockets.length < job.connections) {
   const batch = Math.min(BATCH, job.connections - sockets.length);
   sockets.push(...(await Promise.all(Array.from({ length: batch }, open))));
 }
-const head = Object.entries(job.headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+const head = Object.entries(job.headers)
+  .map(([k, v]) => `${k}: ${v}\r\n`)
+  .join('');
 const bytes = Buffer.from(`GET ${job.path} HTTP/1.1\r\nHost: 127.0.0.1:${job.port}\r\n${head}\r\n`);
-const answers = sockets.map((s) => answer(s).then((status) => ({ status, at: process.hrtime.bigint() }), () => ({ status: 0, at: process.hrtime.bigint() })));
+const answers = sockets.map((s) =>
+  answer(s).then(
+    (status) => ({ status, at: process.hrtime.bigint() }),
+    () => ({ status: 0, at: process.hrtime.bigint() }),
+  ),
+);
 const sentAt: bigint[] = [];
 for (const s of sockets) {
   sentAt.push(process.hrtime.bigint());

@@ -31,7 +31,9 @@ const host = `Host: 127.0.0.1:${job.port}\r\nAccept: application/json\r\nAuthori
 const readBytes = Array.from({ length: job.hotSet + 1 }, (_, id) => Buffer.from(`GET ${PREFIX}${id} HTTP/1.1\r\n${host}\r\n`));
 function patchBytes(id: number, revision: number): Buffer {
   const body = JSON.stringify({ name: `Customer ${id} rev ${revision}` });
-  return Buffer.from(`PATCH ${PREFIX}${id} HTTP/1.1\r\n${host}Content-Type: application/merge-patch+json\r\nIf-Match: *\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  return Buffer.from(
+    `PATCH ${PREFIX}${id} HTTP/1.1\r\n${host}Content-Type: application/merge-patch+json\r\nIf-Match: *\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
 }
 
 /** The highest version a PATCH answer has acknowledged, per customer. */

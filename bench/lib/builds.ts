@@ -16,7 +16,21 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { startCommand } from './checkout.ts';
 import { collect, ROOT } from './proc.ts';
@@ -147,7 +161,12 @@ export class Builds {
       if (!existsSync(join(out, DONE))) {
         this.say('compiling the baseline and the peer (bench/tsconfig.servers.json)');
         // --noCheck: emit only; npm run typecheck checks these files, and the JavaScript is the same.
-        await run([process.execPath, join(built.root, 'node_modules/typescript/bin/tsc'), '-p', join(built.root, 'bench/tsconfig.servers.json'), '--noCheck'], built.root, 'compiling the baseline and the peer', this.timeoutMs);
+        await run(
+          [process.execPath, join(built.root, 'node_modules/typescript/bin/tsc'), '-p', join(built.root, 'bench/tsconfig.servers.json'), '--noCheck'],
+          built.root,
+          'compiling the baseline and the peer',
+          this.timeoutMs,
+        );
         writeFileSync(join(out, DONE), '');
       }
       return { baseline: join(out, 'servers/baseline.js'), peer: join(out, 'peers/fastify.js'), nodeFlags: built.nodeFlags };
@@ -211,7 +230,12 @@ export class Builds {
         // npm ci ran its prepare step, which may have built it already.
         const build = scripts['build'];
         if (build !== undefined && !existsSync(startCommand(work).entry)) {
-          await run(['npm', 'run', '--silent', 'build', ...(emitOnly && build.startsWith('tsc ') ? ['--', '--noCheck'] : [])], work, `npm run build for ${name}`, this.timeoutMs);
+          await run(
+            ['npm', 'run', '--silent', 'build', ...(emitOnly && build.startsWith('tsc ') ? ['--', '--noCheck'] : [])],
+            work,
+            `npm run build for ${name}`,
+            this.timeoutMs,
+          );
         }
         const { entry } = startCommand(work);
         if (!existsSync(entry)) throw new Error(`${name}: its start script runs ${entry}, which its build did not make`);

@@ -30,14 +30,20 @@ export function chartFromResults(file: string, heading?: string): ChartInput {
     .map((text) => ({ heading: text.slice(0, text.indexOf('\n')).trim(), lines: text.split('\n').slice(1) }))
     .filter((s) => s.lines.some((l) => TABLE_HEAD.test(l)));
   const section = heading === undefined ? sections.at(-1) : sections.find((s) => s.heading === heading);
-  if (section === undefined) throw new Error(`${file}: no run${heading === undefined ? '' : ` headed "## ${heading}"`} with a table of figures (runs with one: ${sections.map((s) => s.heading).join(', ') || 'none'})`);
+  if (section === undefined)
+    throw new Error(
+      `${file}: no run${heading === undefined ? '' : ` headed "## ${heading}"`} with a table of figures (runs with one: ${sections.map((s) => s.heading).join(', ') || 'none'})`,
+    );
   const head = section.lines.findIndex((l) => TABLE_HEAD.test(l));
   const reference = /\| req\/s × (.+?) \|/.exec(section.lines[head] ?? '')?.[1] ?? 'baseline';
   const rows: ChartRow[] = [];
   // The table's rows follow its head and the |---| line, up to the first line that is not a row.
   for (const line of section.lines.slice(head + 2)) {
     if (!line.startsWith('|')) break;
-    const cells = line.split('|').slice(1, -1).map((c) => c.trim());
+    const cells = line
+      .split('|')
+      .slice(1, -1)
+      .map((c) => c.trim());
     const ratio = Number.parseFloat(cells[6] ?? '');
     rows.push({ scenario: cells[0] ?? '', server: cells[1] ?? '', reqPerSec: Number(cells[2]), ratio: Number.isNaN(ratio) ? null : ratio });
   }

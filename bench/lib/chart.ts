@@ -87,7 +87,9 @@ export function renderChart(input: ChartInput): string {
     `<title>${escapeXml(input.title)}</title>`,
     `<rect x="0" y="0" width="${width}" height="${height}" fill="#ffffff"/>`,
     `<text x="${LEFT}" y="22" font-size="15" font-weight="bold">${escapeXml(input.title)}</text>`,
-    ...wrap(input.subtitle, Math.floor((width - LEFT - RIGHT) / 5.2), 2).map((line, i) => `<text x="${LEFT}" y="${38 + i * 13}" font-size="10" fill="#555555">${escapeXml(line)}</text>`),
+    ...wrap(input.subtitle, Math.floor((width - LEFT - RIGHT) / 5.2), 2).map(
+      (line, i) => `<text x="${LEFT}" y="${38 + i * 13}" font-size="10" fill="#555555">${escapeXml(line)}</text>`,
+    ),
   ];
   // Legend: one swatch per server, in bar order.
   let legendX = LEFT;
@@ -102,7 +104,9 @@ export function renderChart(input: ChartInput): string {
       `<text x="${LEFT - 6}" y="${n(y(tick) + 4)}" text-anchor="end" fill="#555555">${tick.toFixed(step < 0.5 ? 2 : 1)}×</text>`,
     );
   }
-  out.push(`<text x="14" y="${n(TOP + PLOT_HEIGHT / 2)}" transform="rotate(-90 14 ${n(TOP + PLOT_HEIGHT / 2)})" text-anchor="middle" fill="#555555">req/s × ${escapeXml(input.reference)}</text>`);
+  out.push(
+    `<text x="14" y="${n(TOP + PLOT_HEIGHT / 2)}" transform="rotate(-90 14 ${n(TOP + PLOT_HEIGHT / 2)})" text-anchor="middle" fill="#555555">req/s × ${escapeXml(input.reference)}</text>`,
+  );
   scenarios.forEach((scenario, g) => {
     const x0 = LEFT + GROUP_GAP / 2 + g * groupWidth;
     servers.forEach((server, i) => {
@@ -120,7 +124,9 @@ export function renderChart(input: ChartInput): string {
         `<text x="${n(x + BAR / 2)}" y="${n(y(row.ratio) - 4)}" text-anchor="middle" font-size="9">${label}</text>`,
       );
     });
-    out.push(`<text x="${n(x0 + (servers.length * BAR) / 2)}" y="${TOP + PLOT_HEIGHT + 18}" text-anchor="middle" font-weight="bold">${escapeXml(scenario)}</text>`);
+    out.push(
+      `<text x="${n(x0 + (servers.length * BAR) / 2)}" y="${TOP + PLOT_HEIGHT + 18}" text-anchor="middle" font-weight="bold">${escapeXml(scenario)}</text>`,
+    );
   });
   // The reference's own level, over the bars.
   out.push(

@@ -49,17 +49,30 @@ export function comparisonTable(records: readonly RunRecord[], a: string, b: str
       const xb = rb.map(pick);
       if (xa.some(Number.isNaN) || xb.some(Number.isNaN)) return;
       const v = decide(xa, xb, names, words);
-      lines.push(`| ${scenario} | ${measure} | ${show(median(xa))} | ${show(median(xb))} | ${v.ratio.toFixed(3)} | ${pct(spread(xa))}; ${pct(spread(xb))} | ${judged ? v.text : ''} |`);
+      lines.push(
+        `| ${scenario} | ${measure} | ${show(median(xa))} | ${show(median(xb))} | ${v.ratio.toFixed(3)} | ${pct(spread(xa))}; ${pct(spread(xb))} | ${judged ? v.text : ''} |`,
+      );
     };
-    row('req/s', (r) => r.reqPerSec, (x) => String(Math.round(x)));
-    row('server CPU µs/request', (r) => r.cpuUsPerRequest, (x) => x.toFixed(2), { up: 'more CPU per request', down: 'less CPU per request' });
+    row(
+      'req/s',
+      (r) => r.reqPerSec,
+      (x) => String(Math.round(x)),
+    );
+    row(
+      'server CPU µs/request',
+      (r) => r.cpuUsPerRequest,
+      (x) => x.toFixed(2),
+      { up: 'more CPU per request', down: 'less CPU per request' },
+    );
     row('p50 ms', (r) => r.p50Us, ms, undefined, false);
     row('p99 ms', (r) => r.p99Us, ms, undefined, false);
     const ca = perRoundRatios(records, scenario, a);
     const cb = perRoundRatios(records, scenario, b);
     if (ca.length > 0 && cb.length > 0) {
       const v = decide(ca, cb, names);
-      lines.push(`| ${scenario} | req/s × baseline, per round: median (min–max) | ${ceiling(ca)} | ${ceiling(cb)} | ${v.ratio.toFixed(3)} | ${pct(spread(ca))}; ${pct(spread(cb))} | ${v.text} |`);
+      lines.push(
+        `| ${scenario} | req/s × baseline, per round: median (min–max) | ${ceiling(ca)} | ${ceiling(cb)} | ${v.ratio.toFixed(3)} | ${pct(spread(ca))}; ${pct(spread(cb))} | ${v.text} |`,
+      );
     }
   }
   return `${lines.join('\n')}\n\n${RULE} Latencies are given, not judged.`;

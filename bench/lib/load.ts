@@ -15,7 +15,9 @@ export const wrkPath = WRK;
 export interface LoadSpec {
   readonly path: string;
   readonly headers: Readonly<Record<string, string>>;
-  readonly list?: { readonly kind: 'file'; readonly file: string; readonly random: boolean } | { readonly kind: 'ids'; readonly count: number; readonly prefix: string; readonly token: string; readonly seed: number };
+  readonly list?:
+    | { readonly kind: 'file'; readonly file: string; readonly random: boolean }
+    | { readonly kind: 'ids'; readonly count: number; readonly prefix: string; readonly token: string; readonly seed: number };
   /** The status every answer must have. */
   readonly expect: 200 | 304;
 }
@@ -77,9 +79,27 @@ async function runWrk(url: string, spec: LoadSpec, connections: number, seconds:
   const headerArgs = Object.entries(spec.headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
   const list = spec.list;
   const script = list === undefined ? 'bench/wrk/static.lua' : 'bench/wrk/list.lua';
-  const scriptArgs = list === undefined ? [] : list.kind === 'file' ? ['file', list.file, list.random ? 'random' : 'seq'] : ['ids', String(list.count), list.prefix, list.token, String(list.seed)];
+  const scriptArgs =
+    list === undefined
+      ? []
+      : list.kind === 'file'
+        ? ['file', list.file, list.random ? 'random' : 'seq']
+        : ['ids', String(list.count), list.prefix, list.token, String(list.seed)];
   // wrk takes whole seconds only.
-  const argv = [WRK, '-t1', `-c${connections}`, `-d${Math.max(1, Math.round(seconds))}s`, '--timeout', '5s', '-s', script, ...headerArgs, url + spec.path, '--', ...scriptArgs];
+  const argv = [
+    WRK,
+    '-t1',
+    `-c${connections}`,
+    `-d${Math.max(1, Math.round(seconds))}s`,
+    '--timeout',
+    '5s',
+    '-s',
+    script,
+    ...headerArgs,
+    url + spec.path,
+    '--',
+    ...scriptArgs,
+  ];
   const out = await collect(spawnPinned(LOAD_CORE, argv, { stdio: ['ignore', 'pipe', 'pipe'] }), 'wrk', (seconds + 60) * 1000);
   const r = parseMarked<WrkLine>(out, 'wrk');
   return {

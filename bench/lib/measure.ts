@@ -49,14 +49,17 @@ export interface RunRecord {
 async function checkSamples(url: string, samples: readonly Sample[], server: string): Promise<void> {
   for (const s of samples) {
     const answer = await httpGet(url + s.path, { ...s.headers });
-    if (answer.status !== s.expect) throw new Error(`${server}: GET ${s.path} answered ${answer.status}, expected ${s.expect}: ${answer.body.toString().slice(0, 300)}`);
+    if (answer.status !== s.expect)
+      throw new Error(`${server}: GET ${s.path} answered ${answer.status}, expected ${s.expect}: ${answer.body.toString().slice(0, 300)}`);
   }
 }
 
 /** Sends every request of a list once (32 at a time): each token is verified and cached. */
 export async function warmList(url: string, file: string, accept: Readonly<Record<string, string>>, server: string): Promise<void> {
   const pool = new Pool(url, { connections: 32 });
-  const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.length > 0);
+  const lines = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.length > 0);
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < lines.length) {
@@ -91,12 +94,26 @@ async function withOwnEtag(url: string, prepared: Prepared, server: string): Pro
   const { 'if-none-match': _, ...plain } = prepared.load.headers;
   const answer = await httpGet(url + prepared.load.path, plain);
   const etag = header(answer, 'etag');
-  if (answer.status !== 200 || etag === undefined) throw new Error(`${server}: GET ${prepared.load.path} answered ${answer.status} without the ETag the scenario needs`);
+  if (answer.status !== 200 || etag === undefined)
+    throw new Error(`${server}: GET ${prepared.load.path} answered ${answer.status} without the ETag the scenario needs`);
   const load = { ...prepared.load, headers: { ...plain, 'if-none-match': etag } };
-  return { ...prepared, load, samples: prepared.samples.map((s) => ({ ...s, headers: load.headers })), warm: 'load' in prepared.warm ? { load } : prepared.warm };
+  return {
+    ...prepared,
+    load,
+    samples: prepared.samples.map((s) => ({ ...s, headers: load.headers })),
+    warm: 'load' in prepared.warm ? { load } : prepared.warm,
+  };
 }
 
-export async function measure(scenario: string, spec: ServerSpec, given: Prepared, ctx: StartContext, upstream: Upstream, opts: RunOptions, round: number): Promise<RunRecord> {
+export async function measure(
+  scenario: string,
+  spec: ServerSpec,
+  given: Prepared,
+  ctx: StartContext,
+  upstream: Upstream,
+  opts: RunOptions,
+  round: number,
+): Promise<RunRecord> {
   const server = await spec.start(ctx);
   try {
     const url = `http://127.0.0.1:${server.port}`;
@@ -107,20 +124,29 @@ export async function measure(scenario: string, spec: ServerSpec, given: Prepare
     const pid = server.child.pid as number;
     const cpuBefore = treeCpuMs(pid);
     const upstreamBefore = await upstream.count();
-    const r = prepared.herd ? await runHerd(server.port, prepared) : prepared.mixed !== undefined ? await runMixed(server.port, prepared.mixed, opts) : await runLoad(opts.tool, url, prepared.load, opts.connections, opts.seconds);
+    const r = prepared.herd
+      ? await runHerd(server.port, prepared)
+      : prepared.mixed !== undefined
+        ? await runMixed(server.port, prepared.mixed, opts)
+        : await runLoad(opts.tool, url, prepared.load, opts.connections, opts.seconds);
     const cpu = treeCpuMs(pid) - cpuBefore;
     const upstreamRequests = (await upstream.count()) - upstreamBefore;
     const what = `${scenario}/${spec.name} round ${round}`;
     if (r.requests === 0) throw new Error(`${what}: no request was answered`);
-    if (r.errors > 0 || r.badStatus > 0) throw new Error(`${what}: ${r.errors} socket errors or time-outs and ${r.badStatus} unexpected statuses in ${r.requests} requests: no figure`);
+    if (r.errors > 0 || r.badStatus > 0)
+      throw new Error(`${what}: ${r.errors} socket errors or time-outs and ${r.badStatus} unexpected statuses in ${r.requests} requests: no figure`);
     if (prepared.noRepeat && r.wrapped > 0 && spec.name !== 'baseline') {
-      throw new Error(`${what}: the pre-minted token pool (${FRESH_RATE_CAP}/s for ${opts.seconds} s) ran out and tokens were reused: raise FRESH_RATE_CAP in bench/lib/scenarios.ts`);
+      throw new Error(
+        `${what}: the pre-minted token pool (${FRESH_RATE_CAP}/s for ${opts.seconds} s) ran out and tokens were reused: raise FRESH_RATE_CAP in bench/lib/scenarios.ts`,
+      );
     }
     const stale = r.mixed?.staleReads ?? 0;
     if (stale > 0) throw new Error(`${what}: ${stale} of ${r.mixed?.reads} reads returned an older version than a PATCH already answered`);
     const mustAsk = prepared.hypergateUpstreamRequests;
     if (mustAsk !== undefined && spec.name.startsWith('hypergate') && upstreamRequests !== mustAsk) {
-      const load = prepared.herd ? `${HERD_CONNECTIONS} concurrent requests for one uncached customer` : `${r.requests} requests for customers all cached in the warm-up`;
+      const load = prepared.herd
+        ? `${HERD_CONNECTIONS} concurrent requests for one uncached customer`
+        : `${r.requests} requests for customers all cached in the warm-up`;
       throw new Error(`${what}: ${load} made ${upstreamRequests} upstream requests, not ${mustAsk}`);
     }
     return {

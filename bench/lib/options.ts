@@ -81,7 +81,20 @@ function list(name: string, raw: string | true | undefined, known: readonly stri
 export function parseOptions(argv: readonly string[]): Options | null {
   const args = parseArgs(
     argv,
-    ['--scenario', '--servers', '--duration', '--warmup', '--connections', '--rounds', '--tool', '--access-log', '--results-dir', '--compare', '--workers', '--build-dir'],
+    [
+      '--scenario',
+      '--servers',
+      '--duration',
+      '--warmup',
+      '--connections',
+      '--rounds',
+      '--tool',
+      '--access-log',
+      '--results-dir',
+      '--compare',
+      '--workers',
+      '--build-dir',
+    ],
     ['--quick', '--no-record', '--profile', '--help'],
   );
   if (args.has('--help')) return null;

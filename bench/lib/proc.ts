@@ -107,7 +107,8 @@ export async function waitListening(child: ChildProcess, port: number, what: str
   });
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${what} exited (${child.exitCode ?? child.signalCode}) before listening:\n${stderr}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`${what} exited (${child.exitCode ?? child.signalCode}) before listening:\n${stderr}`);
     if (await tryConnect(port)) return;
     await new Promise((r) => setTimeout(r, 50));
   }

@@ -56,9 +56,13 @@ function place(url: string, line: number, column: number): string {
   if (url === '') return '';
   // findEntry gives {} where the map has nothing.
   const entry: Partial<SourceMapping> | undefined = url.startsWith('file://') && url.endsWith('.js') ? sourceMapOf(url)?.findEntry(line, column) : undefined;
-  const [where, at] = entry?.originalSource !== undefined && entry.originalLine !== undefined ? [new URL(entry.originalSource, url).href, entry.originalLine] : [url, line];
+  const [where, at] =
+    entry?.originalSource !== undefined && entry.originalLine !== undefined ? [new URL(entry.originalSource, url).href, entry.originalLine] : [url, line];
   // A package by its path inside node_modules; a checkout's own file from its build folder (bench/lib/builds.ts names it <name>-<12 hex digits>).
-  const short = where.replace(`file://${ROOT}/`, '').replace(/^file:\/\/.*\/node_modules\//, '').replace(/^file:\/\/.*\/[\w.-]+-[0-9a-f]{12}\//, '');
+  const short = where
+    .replace(`file://${ROOT}/`, '')
+    .replace(/^file:\/\/.*\/node_modules\//, '')
+    .replace(/^file:\/\/.*\/[\w.-]+-[0-9a-f]{12}\//, '');
   return ` ${short}:${at + 1}`;
 }
 
@@ -131,7 +135,8 @@ export function sideBySide(servers: readonly ProfiledServer[], count = 30): stri
 export function framesTable(frames: readonly Frame[], requests?: number): string {
   const perRequest = requests !== undefined && requests > 0;
   const lines = [`| self % (of busy) | self ms |${perRequest ? ' µs/request |' : ''} frame |`, `| ---: | ---: |${perRequest ? ' ---: |' : ''} --- |`];
-  for (const f of frames) lines.push(`| ${f.percent.toFixed(1)} | ${f.selfMs.toFixed(0)} |${perRequest ? ` ${((f.selfMs * 1000) / requests).toFixed(3)} |` : ''} \`${f.frame}\` |`);
+  for (const f of frames)
+    lines.push(`| ${f.percent.toFixed(1)} | ${f.selfMs.toFixed(0)} |${perRequest ? ` ${((f.selfMs * 1000) / requests).toFixed(3)} |` : ''} \`${f.frame}\` |`);
   return lines.join('\n');
 }
 
@@ -141,7 +146,10 @@ export function framesTable(frames: readonly Frame[], requests?: number): string
  * Each server gets its list of top frames; two or more are also set side by side in µs a request.
  */
 export async function profileHot(opts: Options, start: StartContext, prep: PrepareContext, dir: string): Promise<string> {
-  const specs = opts.compare === null ? opts.profileServers.map((n) => SERVERS[n] as ServerSpec) : [hypergate(), ...opts.compare.map((spec) => hypergate(checkoutName(spec), spec))];
+  const specs =
+    opts.compare === null
+      ? opts.profileServers.map((n) => SERVERS[n] as ServerSpec)
+      : [hypergate(), ...opts.compare.map((spec) => hypergate(checkoutName(spec), spec))];
   const summaries: string[] = [];
   const profiled: ProfiledServer[] = [];
   for (const [i, spec] of specs.entries()) {
@@ -149,11 +157,18 @@ export async function profileHot(opts: Options, start: StartContext, prep: Prepa
     summaries.push(one.summary);
     profiled.push(one.profiled);
   }
-  if (profiled.length > 1) summaries.push(`Side by side (self time in µs a request; the frames that differ most from ${specs[0]?.name ?? ''}):\n\n${sideBySide(profiled)}\n`);
+  if (profiled.length > 1)
+    summaries.push(`Side by side (self time in µs a request; the frames that differ most from ${specs[0]?.name ?? ''}):\n\n${sideBySide(profiled)}\n`);
   return summaries.join('\n');
 }
 
-async function profileOne(spec: ServerSpec, opts: Options, start: StartContext, prep: PrepareContext, profDir: string): Promise<{ summary: string; profiled: ProfiledServer }> {
+async function profileOne(
+  spec: ServerSpec,
+  opts: Options,
+  start: StartContext,
+  prep: PrepareContext,
+  profDir: string,
+): Promise<{ summary: string; profiled: ProfiledServer }> {
   const ctx = { ...start, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] };
   const name = profiledScenario(opts);
   const prepared = (SCENARIOS.find((s) => s.name === name) as Scenario).prepare(prep);

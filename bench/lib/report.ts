@@ -131,7 +131,9 @@ its memory table. Smoke runs (\`--quick\`) are never recorded.
 
 /** The line that says on what and how a run was made (bench/RESULTS.md, the chart's subtitle). */
 export function describeRun(info: RunInfo): string {
-  const opts = Object.entries(info.options).map(([k, v]) => `${k}=${String(v)}`).join(', ');
+  const opts = Object.entries(info.options)
+    .map(([k, v]) => `${k}=${String(v)}`)
+    .join(', ');
   return `Node ${info.node}, ${info.cpu} (${info.cores} cores), load generator ${info.tool}; ${opts}`;
 }
 

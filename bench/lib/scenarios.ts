@@ -77,7 +77,13 @@ function hotLoad(ctx: PrepareContext, path = HOT_PATH): LoadSpec {
 const hot: Scenario = {
   name: 'hot',
   about: 'one valid ES256 token, one customer: token cached, cache hit',
-  prepare: (ctx) => ({ load: hotLoad(ctx), samples: [{ path: HOT_PATH, headers: bearer(ctx.hotToken), expect: 200 }], warm: { load: hotLoad(ctx) }, herd: false, noRepeat: false }),
+  prepare: (ctx) => ({
+    load: hotLoad(ctx),
+    samples: [{ path: HOT_PATH, headers: bearer(ctx.hotToken), expect: 200 }],
+    warm: { load: hotLoad(ctx) },
+    herd: false,
+    noRepeat: false,
+  }),
 };
 
 const TOKENS = 10_000;
@@ -89,7 +95,13 @@ const tokens: Scenario = {
     const file = join(ctx.dir, 'tokens.txt');
     writeRequestList(file, ctx.keys, TOKENS, (i) => ({ path: `${CUSTOMER}${(i % TOKEN_CUSTOMERS) + 1}`, sub: `user-${i}` }));
     const load: LoadSpec = { path: HOT_PATH, headers: ACCEPT, list: { kind: 'file', file, random: false }, expect: 200 };
-    return { load, samples: [{ path: `${CUSTOMER}7`, headers: bearer(mint(ctx.keys, 'user-sample')), expect: 200 }], warm: { listFile: file }, herd: false, noRepeat: false };
+    return {
+      load,
+      samples: [{ path: `${CUSTOMER}7`, headers: bearer(mint(ctx.keys, 'user-sample')), expect: 200 }],
+      warm: { listFile: file },
+      herd: false,
+      noRepeat: false,
+    };
   },
 };
 
@@ -119,7 +131,13 @@ const spread: Scenario = {
   prepare: (ctx) => {
     const ids = { kind: 'ids', count: SPREAD_CUSTOMERS, prefix: CUSTOMER, token: ctx.hotToken } as const;
     const load: LoadSpec = { path: HOT_PATH, headers: ACCEPT, list: { ...ids, seed: 2 }, expect: 200 };
-    return { load, samples: [{ path: `${CUSTOMER}${SPREAD_CUSTOMERS}`, headers: bearer(ctx.hotToken), expect: 200 }], warm: { load: { ...load, list: { ...ids, seed: 1 } } }, herd: false, noRepeat: false };
+    return {
+      load,
+      samples: [{ path: `${CUSTOMER}${SPREAD_CUSTOMERS}`, headers: bearer(ctx.hotToken), expect: 200 }],
+      warm: { load: { ...load, list: { ...ids, seed: 1 } } },
+      herd: false,
+      noRepeat: false,
+    };
   },
 };
 
@@ -130,8 +148,20 @@ const wide: Scenario = {
   prepare: (ctx) => {
     const file = join(ctx.dir, 'wide.txt');
     writeFileSync(file, Array.from({ length: WIDE_CUSTOMERS }, (_, i) => `${CUSTOMER}${i + 1} ${ctx.hotToken}\n`).join(''));
-    const load: LoadSpec = { path: HOT_PATH, headers: ACCEPT, list: { kind: 'ids', count: WIDE_CUSTOMERS, prefix: CUSTOMER, token: ctx.hotToken, seed: 3 }, expect: 200 };
-    return { load, samples: [{ path: `${CUSTOMER}${WIDE_CUSTOMERS}`, headers: bearer(ctx.hotToken), expect: 200 }], warm: { listFile: file }, herd: false, noRepeat: false, hypergateUpstreamRequests: 0 };
+    const load: LoadSpec = {
+      path: HOT_PATH,
+      headers: ACCEPT,
+      list: { kind: 'ids', count: WIDE_CUSTOMERS, prefix: CUSTOMER, token: ctx.hotToken, seed: 3 },
+      expect: 200,
+    };
+    return {
+      load,
+      samples: [{ path: `${CUSTOMER}${WIDE_CUSTOMERS}`, headers: bearer(ctx.hotToken), expect: 200 }],
+      warm: { listFile: file },
+      herd: false,
+      noRepeat: false,
+      hypergateUpstreamRequests: 0,
+    };
   },
 };
 
@@ -165,7 +195,12 @@ const mixed: Scenario = {
   about: `${100 - MIXED_WRITE_SHARE * 100}% reads of ${MIXED_HOT_SET} customers, ${MIXED_WRITE_SHARE * 100}% merge PATCHes spread over them (hypergate only): reads/s, writes/s, the share of reads from cache, and reads older than an acknowledged write (must be 0)`,
   prepare: (ctx) => {
     const token = mint(ctx.keys, 'bench-writer', `${SCOPE} customers:write`);
-    const reads: LoadSpec = { path: `${CUSTOMER}1`, headers: ACCEPT, list: { kind: 'ids', count: MIXED_HOT_SET, prefix: CUSTOMER, token, seed: 4 }, expect: 200 };
+    const reads: LoadSpec = {
+      path: `${CUSTOMER}1`,
+      headers: ACCEPT,
+      list: { kind: 'ids', count: MIXED_HOT_SET, prefix: CUSTOMER, token, seed: 4 },
+      expect: 200,
+    };
     return {
       load: reads,
       samples: [{ path: `${CUSTOMER}${MIXED_HOT_SET}`, headers: bearer(token), expect: 200 }],

@@ -107,10 +107,16 @@ export function startCheckout(name: string, built: BuiltCheckout, ctx: StartCont
       config = JSON.stringify(benchConfig(ctx, port));
       writeFileSync(file, config);
       const stdoutFile = ctx.accessLogTo === 'file' ? join(ctx.dir, `access-${configs}.log`) : undefined;
-      return { argv: [process.execPath, ...(ctx.nodeFlags ?? []), ...built.nodeFlags, built.entry, '--config', file], env: { ...cleanEnv(), ...extraEnv }, cwd: built.root, ...(stdoutFile === undefined ? {} : { stdoutFile }) };
+      return {
+        argv: [process.execPath, ...(ctx.nodeFlags ?? []), ...built.nodeFlags, built.entry, '--config', file],
+        env: { ...cleanEnv(), ...extraEnv },
+        cwd: built.root,
+        ...(stdoutFile === undefined ? {} : { stdoutFile }),
+      };
     },
     (ctx.workers ?? 1) > 1 ? null : SERVER_CORE,
-    () => `${name} (${built.source}, built in ${built.root}) did not start with the benchmark's config ${config}: if it names a key it does not know, this checkout is too old for the harness (its config/default.json says which keys it has).`,
+    () =>
+      `${name} (${built.source}, built in ${built.root}) did not start with the benchmark's config ${config}: if it names a key it does not know, this checkout is too old for the harness (its config/default.json says which keys it has).`,
   );
 }
 
@@ -132,7 +138,18 @@ function peer(name: string, verifyCache: number): ServerSpec {
     name,
     start: async (ctx) => {
       const compiled = await ctx.builds.compiledServers();
-      return launch(name, (port) => ({ argv: [process.execPath, ...(ctx.nodeFlags ?? []), ...compiled.nodeFlags, compiled.peer, String(port), ctx.upstreamUrl, ctx.publicKeyFile, String(verifyCache)] }));
+      return launch(name, (port) => ({
+        argv: [
+          process.execPath,
+          ...(ctx.nodeFlags ?? []),
+          ...compiled.nodeFlags,
+          compiled.peer,
+          String(port),
+          ctx.upstreamUrl,
+          ctx.publicKeyFile,
+          String(verifyCache),
+        ],
+      }));
     },
   };
 }
@@ -156,7 +173,9 @@ export const baseline: ServerSpec = {
   name: 'baseline',
   start: async (ctx) => {
     const compiled = await ctx.builds.compiledServers();
-    return launch('baseline', (port) => ({ argv: [process.execPath, ...(ctx.nodeFlags ?? []), ...compiled.nodeFlags, compiled.baseline, String(port), ctx.capturePath] }));
+    return launch('baseline', (port) => ({
+      argv: [process.execPath, ...(ctx.nodeFlags ?? []), ...compiled.nodeFlags, compiled.baseline, String(port), ctx.capturePath],
+    }));
   },
 };
 
@@ -178,7 +197,9 @@ export interface Upstream {
 
 export async function startUpstream(customers: number): Promise<Upstream> {
   const port = await freePort();
-  const child = spawnPinned(SERVER_CORE, nodeArgv('bench/servers/upstream.ts', [String(port), String(customers)]), { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+  const child = spawnPinned(SERVER_CORE, nodeArgv('bench/servers/upstream.ts', [String(port), String(customers)]), {
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
   await waitListening(child, port, 'sample upstream');
   return {
     url: `http://127.0.0.1:${port}`,

@@ -42,7 +42,12 @@ const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
  * `a` and `b`: one figure per round of each side (say req/s). `names`: how the verdict names the
  * two sides. The text says how b's median stands to a's ("higher"/"lower", or the words given).
  */
-export function decide(a: readonly number[], b: readonly number[], names: { readonly a: string; readonly b: string }, words: { readonly up: string; readonly down: string } = { up: 'higher', down: 'lower' }): Verdict {
+export function decide(
+  a: readonly number[],
+  b: readonly number[],
+  names: { readonly a: string; readonly b: string },
+  words: { readonly up: string; readonly down: string } = { up: 'higher', down: 'lower' },
+): Verdict {
   const ratio = median(b) / median(a);
   const difference = Math.abs(ratio - 1);
   const reasons: string[] = [];
@@ -53,7 +58,8 @@ export function decide(a: readonly number[], b: readonly number[], names: { read
     [names.b, b],
   ] as const) {
     if (cv(xs) > MAX_CV) reasons.push(`${name}'s rounds vary by ${pct(cv(xs))} (above ${pct(MAX_CV)})`);
-    else if (rounds >= MIN_ROUNDS && spread(xs) >= difference) reasons.push(`the difference (${pct(difference)}) is within the spread of ${name}'s rounds (${pct(spread(xs))})`);
+    else if (rounds >= MIN_ROUNDS && spread(xs) >= difference)
+      reasons.push(`the difference (${pct(difference)}) is within the spread of ${name}'s rounds (${pct(spread(xs))})`);
   }
   if (reasons.length > 0) return { ratio, decided: false, text: `too noisy to decide: ${reasons.join('; ')}` };
   return { ratio, decided: true, text: `${pct(difference)} ${ratio > 1 ? words.up : words.down}` };

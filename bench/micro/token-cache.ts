@@ -43,13 +43,16 @@ export function tokenCache(ms: number): Comparison {
     title: 'Token-cache lookup (10,000 tokens cached)',
     choice:
       'hypergate: the verified-token LRU is keyed by sha256(token) via crypto.hash (src/auth/verifier.ts), so it keeps no token (~310 bytes less an entry); a token in the recent-token table (65,536 slots, 4 MiB) is found by one comparison, without the digest.',
-    rows: interleaved([
-      ['recent-token table: slot + one comparison (hypergate)', (i) => fromRecent(wire(i))],
-      ['LRU get by crypto.hash sha256 (hypergate, a token not in the recent-token table)', (i) => digested.get(digest(wire(i)))],
-      ['LRU get by the last 16 characters + full comparison (keeps the whole token)', (i) => byTail(wire(i))],
-      ['LRU get by createHash sha256 base64url', (i) => hashed.get(sha(wire(i)))],
-      ['LRU get by raw token', (i) => raw.get(wire(i))],
-      ['header.slice(7) alone (paid by every row)', (i) => wire(i)],
-    ], ms),
+    rows: interleaved(
+      [
+        ['recent-token table: slot + one comparison (hypergate)', (i) => fromRecent(wire(i))],
+        ['LRU get by crypto.hash sha256 (hypergate, a token not in the recent-token table)', (i) => digested.get(digest(wire(i)))],
+        ['LRU get by the last 16 characters + full comparison (keeps the whole token)', (i) => byTail(wire(i))],
+        ['LRU get by createHash sha256 base64url', (i) => hashed.get(sha(wire(i)))],
+        ['LRU get by raw token', (i) => raw.get(wire(i))],
+        ['header.slice(7) alone (paid by every row)', (i) => wire(i)],
+      ],
+      ms,
+    ),
   };
 }

@@ -69,7 +69,12 @@ export class KeyIndex {
       throw new JwksFetchError('not_jwks', 'the answer is not a JWKS (an object with a "keys" array of keys, RFC 7517 section 5)');
     }
     if (keys.length > MAX_JWKS_KEYS) throw new JwksFetchError('too_many_keys', `the key set has ${keys.length} keys, more than the ${MAX_JWKS_KEYS} accepted`);
-    const index = new KeyIndex(keys.map((k) => JSON.stringify(k)).sort().join('\n'));
+    const index = new KeyIndex(
+      keys
+        .map((k) => JSON.stringify(k))
+        .sort()
+        .join('\n'),
+    );
     for (const jwk of keys as JWK[]) {
       if (!isVerificationKey(jwk)) continue;
       const fitting = algorithmsOf(jwk).filter((alg) => allowed.includes(alg) && (jwk.alg === undefined || jwk.alg === alg));

@@ -37,9 +37,12 @@ function readKeyFile(key: string, file: string): string {
 
 function algorithmsForKey(key: KeyObject): readonly JwsAlgorithm[] {
   switch (key.asymmetricKeyType) {
-    case 'rsa': return ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'];
-    case 'rsa-pss': return ['PS256', 'PS384', 'PS512'];
-    case 'ed25519': return ['EdDSA', 'Ed25519'];
+    case 'rsa':
+      return ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'];
+    case 'rsa-pss':
+      return ['PS256', 'PS384', 'PS512'];
+    case 'ed25519':
+      return ['EdDSA', 'Ed25519'];
     case 'ec': {
       const curve = key.asymmetricKeyDetails?.namedCurve;
       if (curve === 'prime256v1') return ['ES256'];
@@ -47,14 +50,16 @@ function algorithmsForKey(key: KeyObject): readonly JwsAlgorithm[] {
       if (curve === 'secp521r1') return ['ES512'];
       return [];
     }
-    default: return [];
+    default:
+      return [];
   }
 }
 
 function narrow(configured: readonly JwsAlgorithm[] | null, fitting: readonly JwsAlgorithm[], key: string): readonly JwsAlgorithm[] {
   if (configured === null) return fitting;
   const allowed = configured.filter((a) => fitting.includes(a));
-  if (allowed.length === 0) throw new KeySourceError(`auth.algorithms: none of ${configured.join(', ')} fits the key in ${key} (it fits ${fitting.join(', ') || 'nothing'})`);
+  if (allowed.length === 0)
+    throw new KeySourceError(`auth.algorithms: none of ${configured.join(', ')} fits the key in ${key} (it fits ${fitting.join(', ') || 'nothing'})`);
   return allowed;
 }
 
@@ -134,7 +139,10 @@ async function fromDevKeys(dir: string): Promise<KeySource> {
 }
 
 /** The key source `auth` names; `deps` (clock, log, metrics) serve a remote key set. */
-export async function resolveKeySource(auth: AuthConfig, deps: RemoteKeyDeps = { clock: systemClock, logger: silentLogger, tally: emptyJwksTally() }): Promise<KeySource> {
+export async function resolveKeySource(
+  auth: AuthConfig,
+  deps: RemoteKeyDeps = { clock: systemClock, logger: silentLogger, tally: emptyJwksTally() },
+): Promise<KeySource> {
   if (auth.jwksUrl !== null) return fromJwksUrl(auth, auth.jwksUrl, deps);
   if (auth.jwksFile !== null) return fromJwksFile(auth, auth.jwksFile);
   if (auth.publicKeyFile !== null) return fromPublicKeyFile(auth, auth.publicKeyFile);

@@ -21,7 +21,12 @@ export interface Principal {
  * read scope): no subject, no scopes, no claims. One frozen value, so code after authentication
  * treats it as any principal and nothing of it is allocated per request.
  */
-export const ANONYMOUS: Principal = Object.freeze({ subject: undefined, scopes: new Set<string>(), expiresAtMs: Number.POSITIVE_INFINITY, claims: Object.freeze([]) });
+export const ANONYMOUS: Principal = Object.freeze({
+  subject: undefined,
+  scopes: new Set<string>(),
+  expiresAtMs: Number.POSITIVE_INFINITY,
+  claims: Object.freeze([]),
+});
 
 /** Distinct kept-scope sets remembered for sharing; past this the table starts over (it is only a saving). */
 const MAX_SHARED_SCOPE_SETS = 1024;

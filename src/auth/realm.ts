@@ -20,7 +20,10 @@ export function credentialRealm(auth: AuthConfig): string {
           : auth.secret !== null
             ? ['secret', auth.secret]
             : ['dev-keys', auth.devKeyDir];
-  return createHash('sha256').update(JSON.stringify(['hypergate realm', auth.issuer, ...source])).digest('base64url').slice(0, 22);
+  return createHash('sha256')
+    .update(JSON.stringify(['hypergate realm', auth.issuer, ...source]))
+    .digest('base64url')
+    .slice(0, 22);
 }
 
 /**

@@ -169,7 +169,12 @@ export class RemoteKeySet {
       tally[failure.result]++;
       const next = `next try in ${Math.ceil(this.#options.cooldownMs / 1000)} s at the earliest`;
       if (this.#index === null) {
-        logger.warn(`could not fetch the JWKS from ${this.url}: ${failure.message}; tokens get 503 until it answers (${next})`, { event: 'jwks', url: this.url, result: failure.result, cause: failure.message });
+        logger.warn(`could not fetch the JWKS from ${this.url}: ${failure.message}; tokens get 503 until it answers (${next})`, {
+          event: 'jwks',
+          url: this.url,
+          result: failure.result,
+          cause: failure.message,
+        });
       } else {
         const ageSeconds = Math.round(this.ageSeconds());
         logger.warn(`could not refresh the JWKS from ${this.url}: ${failure.message}; the key set fetched ${ageSeconds} s ago stays in use (stale; ${next})`, {

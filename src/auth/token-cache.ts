@@ -121,7 +121,10 @@ export class TokenCache {
   constructor(auth: AuthConfig, clock: Clock) {
     this.#clock = clock;
     // A token the cache drops (evicted, expired) leaves the recent-token table too: it answers only what the cache would.
-    this.#cache = new GrowingLru<string, VerifiedToken>(auth.tokenCacheMaxEntries, { maxSize: auth.tokenCacheMaxBytes, dispose: (principal) => this.#forget(principal) });
+    this.#cache = new GrowingLru<string, VerifiedToken>(auth.tokenCacheMaxEntries, {
+      maxSize: auth.tokenCacheMaxBytes,
+      dispose: (principal) => this.#forget(principal),
+    });
     this.#recentMaxBytes = Math.min(RECENT_MAX_BYTES, Math.floor(auth.tokenCacheMaxBytes / 8));
     this.#maxTokenBytes = auth.tokenCacheMaxTokenBytes;
   }

@@ -80,7 +80,14 @@ export class TokenVerifier {
   readonly tally: TokenTally;
 
   /** `keptScopes`: every scope the gateway may check (a principal keeps only those); `claims`: the claims it reads. */
-  constructor(auth: AuthConfig, keys: KeySource, clock: Clock, keptScopes: readonly string[], tally: TokenTally = { cacheHits: 0, verified: 0, rejected: 0, keysUnavailable: 0 }, claims: ClaimTable = new ClaimTable([])) {
+  constructor(
+    auth: AuthConfig,
+    keys: KeySource,
+    clock: Clock,
+    keptScopes: readonly string[],
+    tally: TokenTally = { cacheHits: 0, verified: 0, rejected: 0, keysUnavailable: 0 },
+    claims: ClaimTable = new ClaimTable([]),
+  ) {
     this.tally = tally;
     this.#keys = keys;
     this.#clock = clock;
@@ -136,7 +143,11 @@ export class TokenVerifier {
     if (header === undefined) return jwtVerify(token, this.#keys.getKey, options);
     const first = token.indexOf('.');
     const second = token.indexOf('.', first + 1);
-    const key = await this.#keys.getKey(header, { protected: token.slice(0, first), payload: token.slice(first + 1, second), signature: token.slice(second + 1) });
+    const key = await this.#keys.getKey(header, {
+      protected: token.slice(0, first),
+      payload: token.slice(first + 1, second),
+      signature: token.slice(second + 1),
+    });
     return jwtVerify(token, key, options);
   }
 
@@ -157,7 +168,13 @@ export class TokenVerifier {
     }
     this.tally.verified++;
     // jose does not check that `sub` is a string (RFC 7519 section 4.1.2 says it is): anything else is no subject.
-    const principal = new VerifiedToken(typeof payload.sub === 'string' ? payload.sub : undefined, this.#scopes.of(payload), (payload.exp ?? 0) * 1000, this.#claims.keep(payload), recentSlot(token));
+    const principal = new VerifiedToken(
+      typeof payload.sub === 'string' ? payload.sub : undefined,
+      this.#scopes.of(payload),
+      (payload.exp ?? 0) * 1000,
+      this.#claims.keep(payload),
+      recentSlot(token),
+    );
     this.#tokens.add(token, principal, nowMs);
     return principal;
   }

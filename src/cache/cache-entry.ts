@@ -53,13 +53,24 @@ export class CacheEntry {
   /** Bytes its bodies hold in memory (Representation.heldBytes), for cache.maxBytes. */
   readonly byteLength: number;
 
-  constructor(variants: readonly (Representation | undefined)[], freshness: { storedAtMs: number; expiresAtMs: number; staleAllowed: boolean }, groups: readonly string[], embeddedRel: string | null, validator: Validator | null = null) {
+  constructor(
+    variants: readonly (Representation | undefined)[],
+    freshness: { storedAtMs: number; expiresAtMs: number; staleAllowed: boolean },
+    groups: readonly string[],
+    embeddedRel: string | null,
+    validator: Validator | null = null,
+  ) {
     const json = variants[JSON_INDEX] ?? null;
     this.#json = json;
     this.#formats = variants.some((variant, i) => i !== JSON_INDEX && variant !== undefined) ? variants : null;
     this.#absence = json === null ? { storedAtMs: freshness.storedAtMs, expiresAtMs: freshness.expiresAtMs } : null;
     const suffixes = validator?.suffixes;
-    this.#validator = validator === null || suffixes === undefined ? null : json !== null && upstreamEtagOf(json.etag, suffixes[JSON_INDEX] ?? '') === validator.upstream ? suffixes : validator;
+    this.#validator =
+      validator === null || suffixes === undefined
+        ? null
+        : json !== null && upstreamEtagOf(json.etag, suffixes[JSON_INDEX] ?? '') === validator.upstream
+          ? suffixes
+          : validator;
     this.groups = groups.length === 0 ? NO_GROUPS : groups;
     this.embeddedRel = embeddedRel;
     let bytes = 0;

@@ -29,7 +29,13 @@ export function upstreamFreshness(upstream: UpstreamFreshness, ageSeconds: numbe
   const { noStore, maxAgeSeconds: upstreamMaxAge, staleAllowed } = upstream;
   const lifetime = upstreamMaxAge === null ? maxAgeSeconds : Math.min(maxAgeSeconds, upstreamMaxAge);
   const storedAtMs = nowMs - ageSeconds * 1000;
-  return { storedAtMs, expiresAtMs: storedAtMs + lifetime * 1000, cacheControl: noStore ? 'no-store' : `max-age=${lifetime}`, storable: !noStore, staleAllowed };
+  return {
+    storedAtMs,
+    expiresAtMs: storedAtMs + lifetime * 1000,
+    cacheControl: noStore ? 'no-store' : `max-age=${lifetime}`,
+    storable: !noStore,
+    staleAllowed,
+  };
 }
 
 /** May an answer with this freshness be kept at `nowMs`? Not no-store, and not stale on arrival (an upstream max-age=0). */

@@ -36,7 +36,24 @@ function hitText(ttl: number): string {
  * were most of a hit's garbage and ~300 bytes of every cached format; bench/RESULTS.md, `wide`).
  */
 const OK_HEADERS = ['Content-Type', '', 'Cache-Control', '', 'ETag', '', 'Age', '', 'Content-Length', 0, 'Cache-Status', '', 'X-Request-Id', ''];
-const OK_VARY_HEADERS = ['Content-Type', '', 'Cache-Control', '', 'ETag', '', 'Age', '', 'Content-Length', 0, 'Vary', '', 'Cache-Status', '', 'X-Request-Id', ''];
+const OK_VARY_HEADERS = [
+  'Content-Type',
+  '',
+  'Cache-Control',
+  '',
+  'ETag',
+  '',
+  'Age',
+  '',
+  'Content-Length',
+  0,
+  'Vary',
+  '',
+  'Cache-Status',
+  '',
+  'X-Request-Id',
+  '',
+];
 // A 304 carries the Vary a 200 would have (RFC 9110 section 15.4.5).
 const NOT_MODIFIED_HEADERS = ['Cache-Control', '', 'ETag', '', 'Age', '', 'Cache-Status', '', 'X-Request-Id', ''];
 const NOT_MODIFIED_VARY_HEADERS = ['Cache-Control', '', 'ETag', '', 'Age', '', 'Vary', '', 'Cache-Status', '', 'X-Request-Id', ''];
@@ -101,7 +118,16 @@ export class Representation {
   readonly storedAtMs: number;
   readonly #form: Form;
 
-  constructor(body: string, contentType: string, cacheControl: string, storedAtMs: number, expiresAtMs: number, vary: string | null = null, staleAllowed = true, etag?: string) {
+  constructor(
+    body: string,
+    contentType: string,
+    cacheControl: string,
+    storedAtMs: number,
+    expiresAtMs: number,
+    vary: string | null = null,
+    staleAllowed = true,
+    etag?: string,
+  ) {
     this.body = body;
     this.byteLength = Buffer.byteLength(body);
     this.heldBytes = heldBytes(body, this.byteLength);

@@ -32,13 +32,15 @@ export class ClusterSize {
   }
 
   #refresh(): void {
-    this.#link.call('instances', (client) => client.pubsub('NUMSUB', this.#channel)).then(
-      (answer) => {
-        const subscribers = Array.isArray(answer) ? answer[1] : undefined;
-        if (typeof subscribers === 'number' && subscribers > 0) this.#count = subscribers;
-      },
-      // Redis away: the last count stands (counted in the call metrics).
-      () => {},
-    );
+    this.#link
+      .call('instances', (client) => client.pubsub('NUMSUB', this.#channel))
+      .then(
+        (answer) => {
+          const subscribers = Array.isArray(answer) ? answer[1] : undefined;
+          if (typeof subscribers === 'number' && subscribers > 0) this.#count = subscribers;
+        },
+        // Redis away: the last count stands (counted in the call metrics).
+        () => {},
+      );
   }
 }

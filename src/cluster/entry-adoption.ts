@@ -88,7 +88,8 @@ export function adoptable(record: SharedRecord, expected: Expected, readAtMs: nu
   const { path, shape } = expected;
   if (meta.p !== path) return rejection('identity', 'it was written for another path');
   if (meta.d !== shape.fingerprint) return rejection('declaration', 'it was rendered under another declaration of the resource');
-  if (meta.r !== (meta.x === 1 ? null : shape.embeddedRel) || !sameList(meta.g, expected.groups)) return rejection('identity', 'its invalidation groups or embedded relation are not those of this path');
+  if (meta.r !== (meta.x === 1 ? null : shape.embeddedRel) || !sameList(meta.g, expected.groups))
+    return rejection('identity', 'its invalidation groups or embedded relation are not those of this path');
   if (!Number.isFinite(meta.a) || !Number.isFinite(meta.t) || meta.a < 0) return rejection('freshness', 'its age or time left is not a number of ms');
   let lifetimeMs: number;
   if (meta.x === 1) {
@@ -109,7 +110,7 @@ export function adoptable(record: SharedRecord, expected: Expected, readAtMs: nu
   if (meta.x === 1) return new CacheEntry([], { ...freshness, staleAllowed: false }, expected.groups, null);
   let validator: Validator | null = null;
   if (meta.u !== undefined) {
-    if (!isEntityTag(meta.u)) return rejection('header', "its upstream validator is not an entity-tag");
+    if (!isEntityTag(meta.u)) return rejection('header', 'its upstream validator is not an entity-tag');
     if (shape.suffixes === null) return rejection('identity', 'it carries a validator where this resource keeps none');
     validator = { upstream: meta.u, suffixes: shape.suffixes };
   }
@@ -117,7 +118,16 @@ export function adoptable(record: SharedRecord, expected: Expected, readAtMs: nu
   const at = path.indexOf('#');
   const problem = bodyProblem(body, at === -1 ? path : path.slice(0, at), shape.embeddedRel);
   if (problem !== null) return problem;
-  const rep = new Representation(body, JSON_TYPE, meta.c as string, freshness.storedAtMs, freshness.expiresAtMs, shape.vary, freshness.staleAllowed, etagFor(validator, JSON_INDEX));
+  const rep = new Representation(
+    body,
+    JSON_TYPE,
+    meta.c as string,
+    freshness.storedAtMs,
+    freshness.expiresAtMs,
+    shape.vary,
+    freshness.staleAllowed,
+    etagFor(validator, JSON_INDEX),
+  );
   return new CacheEntry([rep], freshness, expected.groups, shape.embeddedRel, validator);
 }
 

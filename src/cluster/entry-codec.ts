@@ -74,7 +74,14 @@ export function encodeEntry(entry: CacheEntry, nowMs: number, path: string, fing
   const json = entry.variant(JSON_INDEX);
   if (json === undefined) return null;
   const validator = entry.validator;
-  const meta: SharedMeta = { ...head, c: json.cacheControl, s: entry.staleAllowed ? 1 : 0, g: entry.groups, r: entry.embeddedRel, ...(validator === null ? {} : { u: validator.upstream }) };
+  const meta: SharedMeta = {
+    ...head,
+    c: json.cacheControl,
+    s: entry.staleAllowed ? 1 : 0,
+    g: entry.groups,
+    r: entry.embeddedRel,
+    ...(validator === null ? {} : { u: validator.upstream }),
+  };
   return `${JSON.stringify(meta)}\n${json.body}`;
 }
 

@@ -63,7 +63,14 @@ export class InvalidationBus {
   /** Whether invalidations from other instances reach this one now; deaf until the first subscription. */
   readonly hearing: InvalidationHearing;
 
-  constructor(link: RedisLink, cache: () => ResponseCache | null, metrics: RedisMetrics, logger: Logger, origin: string, times: { readonly markMs: number; readonly graceMs: number; readonly clock: Clock }) {
+  constructor(
+    link: RedisLink,
+    cache: () => ResponseCache | null,
+    metrics: RedisMetrics,
+    logger: Logger,
+    origin: string,
+    times: { readonly markMs: number; readonly graceMs: number; readonly clock: Clock },
+  ) {
     this.hearing = new InvalidationHearing(true, times.clock.now(), times.graceMs);
     this.#link = link;
     this.#cache = cache;
@@ -113,8 +120,22 @@ export class InvalidationBus {
     // while a request's call is overdue, within its own deadline.
     const sent =
       keys === null
-        ? this.#link.script('invalidate', CLEAR, [], [this.#link.prefix, this.#markMs, JSON.stringify({ o: this.#origin, n } satisfies Message)], deadlineMs, 'despite-overdue')
-        : this.#link.script('invalidate', INVALIDATE, [], [this.#link.prefix, this.#markMs, JSON.stringify({ o: this.#origin, n, k: keys, g: groups } satisfies Message), keys.length, ...keys, ...groups], deadlineMs, 'despite-overdue');
+        ? this.#link.script(
+            'invalidate',
+            CLEAR,
+            [],
+            [this.#link.prefix, this.#markMs, JSON.stringify({ o: this.#origin, n } satisfies Message)],
+            deadlineMs,
+            'despite-overdue',
+          )
+        : this.#link.script(
+            'invalidate',
+            INVALIDATE,
+            [],
+            [this.#link.prefix, this.#markMs, JSON.stringify({ o: this.#origin, n, k: keys, g: groups } satisfies Message), keys.length, ...keys, ...groups],
+            deadlineMs,
+            'despite-overdue',
+          );
     return sent.then(
       (reached) => {
         this.#metrics.invalidation('sent');
@@ -173,7 +194,9 @@ export class InvalidationBus {
     this.#metrics.resync();
     // The first subscription of an instance that started while Redis was down lost nothing: it
     // had none; saying so would send an operator looking for an outage in between.
-    const what = first ? 'the invalidation subscription is made at last (Redis was unavailable at start)' : 'the invalidation subscription was lost and is back';
+    const what = first
+      ? 'the invalidation subscription is made at last (Redis was unavailable at start)'
+      : 'the invalidation subscription was lost and is back';
     this.#logger.warn(`redis: ${what}; the local cache was cleared (invalidations sent meanwhile were missed)`, { event: 'redis', dropped });
   }
 

@@ -61,7 +61,12 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   async begin(subject: string, key: string, fingerprint: string, ttlSeconds: number): Promise<IdempotencyBegin> {
     let answer: unknown;
     try {
-      answer = await this.#link.script('idempotency', IDEMPOTENCY_BEGIN, [], [this.#key(subject, key), digest(fingerprint), Math.min(this.#leaseMs, ttlSeconds * 1000)]);
+      answer = await this.#link.script(
+        'idempotency',
+        IDEMPOTENCY_BEGIN,
+        [],
+        [this.#key(subject, key), digest(fingerprint), Math.min(this.#leaseMs, ttlSeconds * 1000)],
+      );
     } catch {
       return { state: 'unavailable' };
     }
@@ -78,7 +83,14 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     return { state: 'unavailable' };
   }
 
-  async complete(subject: string, key: string, fingerprint: string, answer: IdempotentAnswer, ttlSeconds: number, claimedAt = performance.now()): Promise<void> {
+  async complete(
+    subject: string,
+    key: string,
+    fingerprint: string,
+    answer: IdempotentAnswer,
+    ttlSeconds: number,
+    claimedAt = performance.now(),
+  ): Promise<void> {
     const args = [this.#key(subject, key), digest(fingerprint), JSON.stringify(answer), ttlSeconds * 1000];
     const leaseEnds = claimedAt + this.#leaseMs;
     let why = 'the lease ran out';
@@ -100,7 +112,10 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       if (pause > 0) await sleep(pause, undefined, { ref: false });
     }
     this.#metrics.unstored();
-    this.#logger.warn('idempotency: the final answer of a write could not be stored; a retry with its key may make the change again', { event: 'idempotency', cause: why });
+    this.#logger.warn('idempotency: the final answer of a write could not be stored; a retry with its key may make the change again', {
+      event: 'idempotency',
+      cause: why,
+    });
   }
 
   async abandon(subject: string, key: string, fingerprint: string): Promise<void> {

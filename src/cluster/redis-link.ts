@@ -172,7 +172,14 @@ export class RedisLink {
    * answers NOSCRIPT (the reply's error code, its first word: https://redis.io/docs/latest/commands/evalsha/);
    * then it is sent whole once (EVAL, which also caches it again).
    */
-  script(op: RedisOp, script: LuaScript, keys: readonly string[], args: readonly (string | number)[], deadlineMs?: number, urgency: Urgency = 'ordinary'): Promise<unknown> {
+  script(
+    op: RedisOp,
+    script: LuaScript,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+    deadlineMs?: number,
+    urgency: Urgency = 'ordinary',
+  ): Promise<unknown> {
     return this.call(
       op,
       async (client) => {

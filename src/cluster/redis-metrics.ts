@@ -58,21 +58,59 @@ export class RedisMetrics {
     });
     new Gauge({
       name: 'hypergate_redis_instances',
-      help: 'Instances sharing this Redis prefix as last counted (subscribers of its invalidation channel); a cluster rate limit\'s fallback gives each its share',
+      help: "Instances sharing this Redis prefix as last counted (subscribers of its invalidation channel); a cluster rate limit's fallback gives each its share",
       registers,
       aggregator: 'max',
       collect() {
         this.set(self.#instances?.count ?? 0);
       },
     });
-    this.#calls = new Counter({ name: 'hypergate_redis_calls_total', help: 'Redis calls by purpose and outcome (ok, error reply, timeout, down, rejected by the open breaker)', labelNames: ['op', 'outcome'], registers });
-    this.#seconds = new Histogram({ name: 'hypergate_redis_call_duration_seconds', help: 'Time of Redis calls that answered, in seconds', labelNames: ['op'], buckets: BUCKETS_S, registers });
-    this.#fallbacks = new Counter({ name: 'hypergate_rate_limit_fallback_total', help: 'Cluster rate-limit decisions made by this instance alone because Redis did not answer in time', registers });
-    this.#tier = new Counter({ name: 'hypergate_shared_cache_total', help: 'Local cache misses by what the shared tier did: hit, miss, unavailable, waited (for another instance\'s fetch), stored', labelNames: ['outcome'], registers });
-    this.#rejected = new Counter({ name: 'hypergate_shared_tier_rejected_total', help: 'Entries read from the shared tier and not adopted, by reason: format, version, identity (written for another path), declaration (rendered under another), freshness, header, body', labelNames: ['reason'], registers });
-    this.#invalidations = new Counter({ name: 'hypergate_invalidations_total', help: 'Invalidation broadcasts: sent, received from other instances, queued (Redis did not take it in time)', labelNames: ['direction'], registers });
-    this.#resyncs = new Counter({ name: 'hypergate_cache_resyncs_total', help: 'Local caches cleared because the invalidation subscription dropped and came back', registers });
-    this.#unstored = new Counter({ name: 'hypergate_idempotency_unstored_total', help: 'Final answers of writes with an Idempotency-Key that Redis did not take before their claim lapsed (a retry may make the change again)', registers });
+    this.#calls = new Counter({
+      name: 'hypergate_redis_calls_total',
+      help: 'Redis calls by purpose and outcome (ok, error reply, timeout, down, rejected by the open breaker)',
+      labelNames: ['op', 'outcome'],
+      registers,
+    });
+    this.#seconds = new Histogram({
+      name: 'hypergate_redis_call_duration_seconds',
+      help: 'Time of Redis calls that answered, in seconds',
+      labelNames: ['op'],
+      buckets: BUCKETS_S,
+      registers,
+    });
+    this.#fallbacks = new Counter({
+      name: 'hypergate_rate_limit_fallback_total',
+      help: 'Cluster rate-limit decisions made by this instance alone because Redis did not answer in time',
+      registers,
+    });
+    this.#tier = new Counter({
+      name: 'hypergate_shared_cache_total',
+      help: "Local cache misses by what the shared tier did: hit, miss, unavailable, waited (for another instance's fetch), stored",
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.#rejected = new Counter({
+      name: 'hypergate_shared_tier_rejected_total',
+      help: 'Entries read from the shared tier and not adopted, by reason: format, version, identity (written for another path), declaration (rendered under another), freshness, header, body',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.#invalidations = new Counter({
+      name: 'hypergate_invalidations_total',
+      help: 'Invalidation broadcasts: sent, received from other instances, queued (Redis did not take it in time)',
+      labelNames: ['direction'],
+      registers,
+    });
+    this.#resyncs = new Counter({
+      name: 'hypergate_cache_resyncs_total',
+      help: 'Local caches cleared because the invalidation subscription dropped and came back',
+      registers,
+    });
+    this.#unstored = new Counter({
+      name: 'hypergate_idempotency_unstored_total',
+      help: 'Final answers of writes with an Idempotency-Key that Redis did not take before their claim lapsed (a retry may make the change again)',
+      registers,
+    });
   }
 
   watch(link: LinkState): void {

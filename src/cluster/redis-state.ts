@@ -41,7 +41,11 @@ export class RedisSharedState implements SharedState {
     this.#logger = logger;
     this.#metrics = new RedisMetrics(metrics.registry);
     this.#link = new RedisLink(config.redis, clock, logger, this.#metrics);
-    this.#bus = new InvalidationBus(this.#link, () => this.#cache(), this.#metrics, logger, this.#origin, { markMs: invalidationMarkMs(config), graceMs: config.redis.invalidationGraceMs, clock });
+    this.#bus = new InvalidationBus(this.#link, () => this.#cache(), this.#metrics, logger, this.#origin, {
+      markMs: invalidationMarkMs(config),
+      graceMs: config.redis.invalidationGraceMs,
+      clock,
+    });
     this.idempotency = new RedisIdempotencyStore(this.#link, leaseMs(config), this.#metrics, logger);
   }
 
@@ -77,7 +81,16 @@ export class RedisSharedState implements SharedState {
     if (config.cache.shared === false) return null;
     const waitMs = upstreamDeadlineMs(config);
     const times = { waitMs, lockMs: leaseMs(config), absenceMs: config.cache.notFoundSeconds * 1000 };
-    return new CacheTier({ link: this.#link, cache, clock: this.#clock, metrics: this.#metrics, logger: this.#logger, owner: this.#origin, times, held: () => this.#bus.pending });
+    return new CacheTier({
+      link: this.#link,
+      cache,
+      clock: this.#clock,
+      metrics: this.#metrics,
+      logger: this.#logger,
+      owner: this.#origin,
+      times,
+      held: () => this.#bus.pending,
+    });
   }
 
   async close(): Promise<void> {

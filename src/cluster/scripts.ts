@@ -171,4 +171,14 @@ return 0
 `);
 
 /** Every script, loaded when a connection is made. */
-export const SCRIPTS: readonly LuaScript[] = [TIER_READ, TIER_WRITE, INVALIDATE, CLEAR, UNLOCK, RATE, IDEMPOTENCY_BEGIN, IDEMPOTENCY_COMPLETE, IDEMPOTENCY_ABANDON];
+export const SCRIPTS: readonly LuaScript[] = [
+  TIER_READ,
+  TIER_WRITE,
+  INVALIDATE,
+  CLEAR,
+  UNLOCK,
+  RATE,
+  IDEMPOTENCY_BEGIN,
+  IDEMPOTENCY_COMPLETE,
+  IDEMPOTENCY_ABANDON,
+];

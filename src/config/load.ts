@@ -69,7 +69,8 @@ function resolvePaths(tree: unknown, baseDir: string, rule: Rule = CONFIG_SCHEMA
     const value = tree[key];
     if (child.kind === 'section') resolvePaths(value, baseDir, child);
     else if (child.kind === 'map' && isTree(value)) for (const entry of Object.values(value)) resolvePaths(entry, baseDir, child.values);
-    else if (child.kind === 'string' && child.path === true && typeof value === 'string' && value.length > 0 && !isAbsolute(value)) tree[key] = resolve(baseDir, value);
+    else if (child.kind === 'string' && child.path === true && typeof value === 'string' && value.length > 0 && !isAbsolute(value))
+      tree[key] = resolve(baseDir, value);
   }
 }
 
@@ -102,7 +103,10 @@ export function createConfigLoader(checks: readonly ConfigCheck[]): ConfigLoader
       if (options.file !== undefined) {
         const file = resolve(options.file);
         const fromFile = readJsonFile(file);
-        if (!isTree(fromFile)) throw new ConfigError([`--config ${file}: expected a JSON object of sections ({"upstream": {...}, "auth": {...}}), got ${describeValue(fromFile, { kind: 'section', keys: {} })}`]);
+        if (!isTree(fromFile))
+          throw new ConfigError([
+            `--config ${file}: expected a JSON object of sections ({"upstream": {...}, "auth": {...}}), got ${describeValue(fromFile, { kind: 'section', keys: {} })}`,
+          ]);
         resolvePaths(fromFile, dirname(file));
         merged = mergeConfig(merged, fromFile) as Tree;
       }

@@ -139,8 +139,14 @@ const OWNER = section(
 
 const VARY = section(
   {
-    claims: strings({ default: [], doc: 'Token claims the answer depends on, e.g. `["tenant"]`: each identity (combination of their values) has its own cache entries.' }),
-    headers: strings({ default: [], doc: 'Request headers the answer depends on, e.g. `["Accept-Language"]`: part of the cache key (values trimmed, inner spaces collapsed, lower-cased) and named in `Vary`.' }),
+    claims: strings({
+      default: [],
+      doc: 'Token claims the answer depends on, e.g. `["tenant"]`: each identity (combination of their values) has its own cache entries.',
+    }),
+    headers: strings({
+      default: [],
+      doc: 'Request headers the answer depends on, e.g. `["Accept-Language"]`: part of the cache key (values trimmed, inner spaces collapsed, lower-cased) and named in `Vary`.',
+    }),
   },
   {
     nullable: true,
@@ -166,7 +172,10 @@ export const RESOURCE = section({
   service: nonEmptyString({ default: 'upstream', doc: 'The upstream service: `upstream` or a key of `upstreams`.' }),
   record: string({ label: 'JSON pointer', default: '', doc: 'Where the record is in the upstream\'s answer (RFC 6901); `"/data"` unwraps `{"data": {...}}`.' }),
   fields: strings({ default: [], doc: 'Record fields copied into the representation, in this order; each must be present (else 502).' }),
-  fieldTypes: map(string({ oneOf: FIELD_TYPES }), { default: {}, doc: "Types some fields must have (`string`, `integer`, `number`, `boolean`, `object`, `array`; else 502); the OpenAPI document types them so. An entry for a field not in `fields` or `exposeFields` waits until it is exposed, unless its name looks like a listed field's (a config error with a hint)." }),
+  fieldTypes: map(string({ oneOf: FIELD_TYPES }), {
+    default: {},
+    doc: "Types some fields must have (`string`, `integer`, `number`, `boolean`, `object`, `array`; else 502); the OpenAPI document types them so. An entry for a field not in `fields` or `exposeFields` waits until it is exposed, unless its name looks like a listed field's (a config error with a hint).",
+  }),
   exposeFields: strings({ default: [], doc: 'Further record fields copied when present (data exposure is opt-in).' }),
   query: query('Query parameters an item takes, declared as for `collection.query`; an item that declares none ignores its query, as before.'),
   links: links(
@@ -180,7 +189,10 @@ export const RESOURCE = section({
   }),
   collection: COLLECTION,
   scope: nonEmptyString({ nullable: true, default: null, doc: 'Scope a token needs to read it; `null`: `auth.requiredScope`.' }),
-  public: boolean({ default: false, doc: '`true`: `GET` and `HEAD` of the item and the collection pass without credentials, charged to the client\'s address (a request that carries `Authorization` still has its token verified; a valid one without `scope` is served as if it had come without); writes still need `writeScope`. Not with an owner rule in force, nor with `vary.claims`, nor on a service with `forwardClaims` or `forwardAuthorization` (see [Public reads](authentication.md#public-reads)).' }),
+  public: boolean({
+    default: false,
+    doc: "`true`: `GET` and `HEAD` of the item and the collection pass without credentials, charged to the client's address (a request that carries `Authorization` still has its token verified; a valid one without `scope` is served as if it had come without); writes still need `writeScope`. Not with an owner rule in force, nor with `vary.claims`, nor on a service with `forwardClaims` or `forwardAuthorization` (see [Public reads](authentication.md#public-reads)).",
+  }),
   owner: OWNER,
   maxAgeSeconds: integer({ min: 0, max: 31_536_000, nullable: true, unit: 's', default: null, doc: 'Overrides `cache.maxAgeSeconds` for this resource.' }),
   // Writes (README "Writes"): GET implies HEAD; POST acts on the collection, the others on an item.
@@ -194,7 +206,10 @@ export const RESOURCE = section({
   requireIfMatch: boolean({ default: false, doc: '`PUT`, `PATCH` and `DELETE` without `If-Match` get 428 before anything is sent.' }),
   idempotency: string({ oneOf: ['optional', 'required'], default: 'optional', doc: '`"required"`: a `POST` without `Idempotency-Key` is a 400.' }),
   vary: VARY,
-  sharedAcrossIdentities: boolean({ default: false, doc: '`true`: the answer does not depend on the identity the service is sent (forwarded claims, token or headers), so all clients share one cache entry per path. Not allowed together with `vary`.' }),
+  sharedAcrossIdentities: boolean({
+    default: false,
+    doc: '`true`: the answer does not depend on the identity the service is sent (forwarded claims, token or headers), so all clients share one cache entry per path. Not allowed together with `vary`.',
+  }),
   schema: path({
     nullable: true,
     default: null,

@@ -7,7 +7,22 @@ import { DEFAULT_SERVICE, MAX_MS, NAMED_SERVICE } from './upstream-schema.ts';
 
 export type { Rule } from './rule.ts';
 
-export const JWS_ALGORITHMS = ['HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'] as const;
+export const JWS_ALGORITHMS = [
+  'HS256',
+  'HS384',
+  'HS512',
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+] as const;
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 
 const MiB = 1024 * 1024;
@@ -15,99 +30,334 @@ const MiB = 1024 * 1024;
 const SERVER = section({
   host: nonEmptyString({ default: '127.0.0.1', doc: 'Address to listen on (`0.0.0.0` for all interfaces).' }),
   port: integer({ min: 0, max: 65535, default: 8080, doc: 'Port to listen on; `0` picks a free one.' }),
-  drainTimeoutMs: integer({ min: 0, max: MAX_MS, unit: 'ms', default: 10_000, doc: 'On SIGTERM/SIGINT, how long in-flight requests may take; then connections are cut and the process exits (code 1 when requests were cut).' }),
-  headersTimeoutMs: integer({ min: 1, max: MAX_MS, unit: 'ms', default: 10_000, doc: 'Time allowed to receive a request head (slowloris guard); at most `server.requestTimeoutMs`.' }),
-  requestTimeoutMs: integer({ min: 1, max: MAX_MS, unit: 'ms', default: 30_000, doc: 'Time allowed to receive a whole request, from its first byte; over it: 408. A write\'s body is held to it exactly: one that completes later is never written upstream.' }),
-  keepAliveTimeoutMs: integer({ min: 0, max: MAX_MS, unit: 'ms', default: 5000, doc: 'Idle time before a keep-alive connection is closed (checked every fifth of it, but no more often than every 50 ms and no less often than every second; 0 keeps idle connections open).' }),
-  sendTimeoutMs: integer({ min: 0, max: MAX_MS, unit: 'ms', default: 60_000, doc: 'Time an answer may go without any of it reaching the client before its connection is closed (nginx\'s `send_timeout`: counted between two writes, not for the whole answer; checked by the keep-alive sweep); `0` never. See [Client input and limits](errors.md#client-input-and-limits).' }),
+  drainTimeoutMs: integer({
+    min: 0,
+    max: MAX_MS,
+    unit: 'ms',
+    default: 10_000,
+    doc: 'On SIGTERM/SIGINT, how long in-flight requests may take; then connections are cut and the process exits (code 1 when requests were cut).',
+  }),
+  headersTimeoutMs: integer({
+    min: 1,
+    max: MAX_MS,
+    unit: 'ms',
+    default: 10_000,
+    doc: 'Time allowed to receive a request head (slowloris guard); at most `server.requestTimeoutMs`.',
+  }),
+  requestTimeoutMs: integer({
+    min: 1,
+    max: MAX_MS,
+    unit: 'ms',
+    default: 30_000,
+    doc: "Time allowed to receive a whole request, from its first byte; over it: 408. A write's body is held to it exactly: one that completes later is never written upstream.",
+  }),
+  keepAliveTimeoutMs: integer({
+    min: 0,
+    max: MAX_MS,
+    unit: 'ms',
+    default: 5000,
+    doc: 'Idle time before a keep-alive connection is closed (checked every fifth of it, but no more often than every 50 ms and no less often than every second; 0 keeps idle connections open).',
+  }),
+  sendTimeoutMs: integer({
+    min: 0,
+    max: MAX_MS,
+    unit: 'ms',
+    default: 60_000,
+    doc: "Time an answer may go without any of it reaching the client before its connection is closed (nginx's `send_timeout`: counted between two writes, not for the whole answer; checked by the keep-alive sweep); `0` never. See [Client input and limits](errors.md#client-input-and-limits).",
+  }),
   maxHeaderBytes: integer({ min: 1024, max: MiB, unit: 'bytes', default: 16_384, doc: 'Largest request head (request line and headers); over it: 431.' }),
   maxUrlBytes: integer({ min: 64, max: MiB, unit: 'bytes', default: 8192, doc: 'Longest request target; over it: 414.' }),
-  maxHeaderCount: integer({ min: 8, max: 10_000, default: 100, doc: 'Most header fields in one request; over it: 431 (Node alone would drop the rest silently).' }),
-  maxBodyBytes: integer({ min: 1, max: 64 * MiB, unit: 'bytes', default: 65_536, doc: 'Largest request body a write may carry; over it: 413, refused as soon as the declared length or the streamed bytes pass it, the rest never read.' }),
-  maxBodyDepth: integer({ min: 1, max: MAX_JSON_DEPTH, default: 64, doc: 'Deepest nesting of arrays and objects in a write\'s body, the body\'s own object being level 1 (`{"a":[1]}` is 2); deeper: 400 `invalid-body`, and nothing is sent upstream. At most 1000, the deepest the gateway renders.' }),
+  maxHeaderCount: integer({
+    min: 8,
+    max: 10_000,
+    default: 100,
+    doc: 'Most header fields in one request; over it: 431 (Node alone would drop the rest silently).',
+  }),
+  maxBodyBytes: integer({
+    min: 1,
+    max: 64 * MiB,
+    unit: 'bytes',
+    default: 65_536,
+    doc: 'Largest request body a write may carry; over it: 413, refused as soon as the declared length or the streamed bytes pass it, the rest never read.',
+  }),
+  maxBodyDepth: integer({
+    min: 1,
+    max: MAX_JSON_DEPTH,
+    default: 64,
+    doc: 'Deepest nesting of arrays and objects in a write\'s body, the body\'s own object being level 1 (`{"a":[1]}` is 2); deeper: 400 `invalid-body`, and nothing is sent upstream. At most 1000, the deepest the gateway renders.',
+  }),
   // Each entry is checked across keys (an IP address or a CIDR range).
-  trustProxy: strings({ default: [], doc: 'Addresses and CIDR ranges (`"10.0.0.0/8"`, `"fd00::/8"`) of proxies whose `X-Forwarded-For` is believed, for the client address of the access log and the rate limits (see [Logs](operations.md#logs)). Empty: the client is always the connection\'s peer.' }),
+  trustProxy: strings({
+    default: [],
+    doc: 'Addresses and CIDR ranges (`"10.0.0.0/8"`, `"fd00::/8"`) of proxies whose `X-Forwarded-For` is believed, for the client address of the access log and the rate limits (see [Logs](operations.md#logs)). Empty: the client is always the connection\'s peer.',
+  }),
   workers: integer({ min: 1, max: 256, orWord: 'auto', default: 1, doc: 'Worker processes (node:cluster); `"auto"` is one per core. `1` runs no cluster.' }),
-  pidFile: path({ nullable: true, default: null, doc: 'File the process that handles SIGHUP (the primary with workers) writes its pid to at start and removes at a clean exit, for supervisors; `null` writes none. Needs a restart to change.' }),
+  pidFile: path({
+    nullable: true,
+    default: null,
+    doc: 'File the process that handles SIGHUP (the primary with workers) writes its pid to at start and removes at a clean exit, for supervisors; `null` writes none. Needs a restart to change.',
+  }),
 });
 
 const AUTH = section({
   jwksUrl: url({ nullable: true, default: null, doc: 'Remote JWKS key source.' }),
   jwksFile: path({ nullable: true, default: null, doc: 'Local JWKS file key source.' }),
   publicKeyFile: path({ nullable: true, default: null, doc: 'PEM public key (or certificate) key source.' }),
-  secret: nonEmptyString({ nullable: true, secret: true, default: null, doc: 'HMAC secret key source (≥ 32 bytes; needs an HS algorithm in `auth.algorithms`). Never shown in a problem or a log line.' }),
-  algorithms: strings({ nullable: true, nonEmpty: true, oneOf: JWS_ALGORITHMS, default: null, doc: 'Allowed JWS algorithms. `null` follows the key type (JWKS: all asymmetric ones). `none` is never allowed.' }),
+  secret: nonEmptyString({
+    nullable: true,
+    secret: true,
+    default: null,
+    doc: 'HMAC secret key source (≥ 32 bytes; needs an HS algorithm in `auth.algorithms`). Never shown in a problem or a log line.',
+  }),
+  algorithms: strings({
+    nullable: true,
+    nonEmpty: true,
+    oneOf: JWS_ALGORITHMS,
+    default: null,
+    doc: 'Allowed JWS algorithms. `null` follows the key type (JWKS: all asymmetric ones). `none` is never allowed.',
+  }),
   issuer: nonEmptyString({ nullable: true, default: null, doc: 'Required `iss`, when set.' }),
   audience: nonEmptyString({ nullable: true, default: null, doc: 'Required `aud`, when set.' }),
   clockToleranceSeconds: integer({ min: 0, max: 3600, unit: 's', default: 5, doc: 'Leeway for `exp` and `nbf`.' }),
-  requiredScope: nonEmptyString({ default: 'customers:read', doc: 'Scope a token needs for the API root, the OpenAPI document and every resource that names no `scope`.' }),
+  requiredScope: nonEmptyString({
+    default: 'customers:read',
+    doc: 'Scope a token needs for the API root, the OpenAPI document and every resource that names no `scope`.',
+  }),
   maxTokenBytes: integer({ min: 64, max: 65_536, unit: 'bytes', default: 8192, doc: 'Longest bearer token; longer is refused before any parsing (400).' }),
   tokenCacheMaxEntries: integer({ min: 1, max: 10_000_000, default: 100_000, doc: 'Most tokens in the verified-token cache.' }),
-  tokenCacheMaxBytes: integer({ min: 64 * 1024, max: Number.MAX_SAFE_INTEGER, unit: 'bytes', default: 64 * MiB, doc: 'Most bytes the verified-token cache holds (64 MiB; each token is charged its subject, the claims owner rules and forwardClaims read, and 256 bytes, whatever its length: 100,000 tokens fit).' }),
+  tokenCacheMaxBytes: integer({
+    min: 64 * 1024,
+    max: Number.MAX_SAFE_INTEGER,
+    unit: 'bytes',
+    default: 64 * MiB,
+    doc: 'Most bytes the verified-token cache holds (64 MiB; each token is charged its subject, the claims owner rules and forwardClaims read, and 256 bytes, whatever its length: 100,000 tokens fit).',
+  }),
   // 0 caches no token: every request is verified.
-  tokenCacheMaxTokenBytes: integer({ min: 0, max: 65_536, unit: 'bytes', default: 4096, doc: 'Longest token that is cached; longer ones are verified on every request. `0` caches none.' }),
-  jwksCooldownMs: integer({ min: 0, max: MAX_MS, unit: 'ms', default: 30_000, doc: 'Least time between two JWKS fetches, whatever asks for them (unknown `kid`s, readiness probes, a key set older than 10 minutes); start-up and reload fetch at once.' }),
-  jwksTimeoutMs: integer({ min: 1, max: 60_000, unit: 'ms', default: 5000, doc: 'One deadline per JWKS fetch over connect, head and the whole body; over it the fetch failed (the last good key set stays in use).' }),
-  jwksMaxBytes: integer({ min: 1024, max: 64 * MiB, unit: 'bytes', default: MiB, doc: 'Largest JWKS answer (1 MiB); a longer one is cut while it streams and the fetch failed.' }),
-  devKeyDir: path({ default: '.hypergate/dev-keys', doc: 'Where dev mode keeps its key pair (the default is in the package folder, whatever the working directory).' }),
-  ownerClaim: nonEmptyString({ nullable: true, default: null, doc: 'The claim of every owner rule that names none: in the shipped config, the one customer a token may read (e.g. `"customer_id"`, a number or canonical digits) and that customer\'s orders; `null` turns those rules off.' }),
-  readAnyScope: nonEmptyString({ default: 'customers:read:any', doc: 'Scope that lifts owner rules; a collection whose path lacks the owner parameter requires it.' }),
+  tokenCacheMaxTokenBytes: integer({
+    min: 0,
+    max: 65_536,
+    unit: 'bytes',
+    default: 4096,
+    doc: 'Longest token that is cached; longer ones are verified on every request. `0` caches none.',
+  }),
+  jwksCooldownMs: integer({
+    min: 0,
+    max: MAX_MS,
+    unit: 'ms',
+    default: 30_000,
+    doc: 'Least time between two JWKS fetches, whatever asks for them (unknown `kid`s, readiness probes, a key set older than 10 minutes); start-up and reload fetch at once.',
+  }),
+  jwksTimeoutMs: integer({
+    min: 1,
+    max: 60_000,
+    unit: 'ms',
+    default: 5000,
+    doc: 'One deadline per JWKS fetch over connect, head and the whole body; over it the fetch failed (the last good key set stays in use).',
+  }),
+  jwksMaxBytes: integer({
+    min: 1024,
+    max: 64 * MiB,
+    unit: 'bytes',
+    default: MiB,
+    doc: 'Largest JWKS answer (1 MiB); a longer one is cut while it streams and the fetch failed.',
+  }),
+  devKeyDir: path({
+    default: '.hypergate/dev-keys',
+    doc: 'Where dev mode keeps its key pair (the default is in the package folder, whatever the working directory).',
+  }),
+  ownerClaim: nonEmptyString({
+    nullable: true,
+    default: null,
+    doc: 'The claim of every owner rule that names none: in the shipped config, the one customer a token may read (e.g. `"customer_id"`, a number or canonical digits) and that customer\'s orders; `null` turns those rules off.',
+  }),
+  readAnyScope: nonEmptyString({
+    default: 'customers:read:any',
+    doc: 'Scope that lifts owner rules; a collection whose path lacks the owner parameter requires it.',
+  }),
 });
 
 const CACHE = section({
-  maxAgeSeconds: integer({ min: 0, max: 31_536_000, unit: 's', default: 60, doc: 'Freshness lifetime of a cached representation, and the `max-age` clients are told.' }),
+  maxAgeSeconds: integer({
+    min: 0,
+    max: 31_536_000,
+    unit: 's',
+    default: 60,
+    doc: 'Freshness lifetime of a cached representation, and the `max-age` clients are told.',
+  }),
   maxEntries: integer({ min: 1, max: 10_000_000, default: 100_000, doc: 'Most resources kept (one entry holds each format asked for).' }),
-  maxBytes: integer({ min: 1024, max: Number.MAX_SAFE_INTEGER, unit: 'bytes', default: 64 * MiB, doc: 'Most bytes the cached resources take in memory (64 MiB): bodies (as kept in memory: a body with a character past U+00FF at two bytes a character) and paths plus the measured bookkeeping of each entry (180 bytes) and each format (200 bytes).' }),
+  maxBytes: integer({
+    min: 1024,
+    max: Number.MAX_SAFE_INTEGER,
+    unit: 'bytes',
+    default: 64 * MiB,
+    doc: 'Most bytes the cached resources take in memory (64 MiB): bodies (as kept in memory: a body with a character past U+00FF at two bytes a character) and paths plus the measured bookkeeping of each entry (180 bytes) and each format (200 bytes).',
+  }),
   // A day at most for each: an expired entry still takes cache room.
-  staleIfErrorSeconds: integer({ min: 0, max: 86_400, unit: 's', default: 300, doc: 'How long after expiry an entry may still answer (200, its true `Age`) when the upstream fails; `0` never.' }),
-  staleWhileRevalidateSeconds: integer({ min: 0, max: 86_400, unit: 's', default: 0, doc: 'How long after expiry an entry answers at once while one background request refreshes it; `0` switches this off.' }),
-  notFoundSeconds: integer({ min: 0, max: 86_400, unit: 's', default: 5, doc: 'How long the upstream\'s 404 for an item (or a collection below an item) is remembered, so repeated reads of an unknown id do not each reach the upstream; `0` asks every time. A write that creates the item, or a purge, drops it.' }),
-  shared: boolean({ nullable: true, default: null, doc: 'The second cache tier in Redis: a local miss asks Redis before the upstream, and what is fetched is shared with the other instances (see [Running many instances](operations.md#running-many-instances)). `null`: on when `redis.url` is set; `true` needs `redis.url`.' }),
+  staleIfErrorSeconds: integer({
+    min: 0,
+    max: 86_400,
+    unit: 's',
+    default: 300,
+    doc: 'How long after expiry an entry may still answer (200, its true `Age`) when the upstream fails; `0` never.',
+  }),
+  staleWhileRevalidateSeconds: integer({
+    min: 0,
+    max: 86_400,
+    unit: 's',
+    default: 0,
+    doc: 'How long after expiry an entry answers at once while one background request refreshes it; `0` switches this off.',
+  }),
+  notFoundSeconds: integer({
+    min: 0,
+    max: 86_400,
+    unit: 's',
+    default: 5,
+    doc: "How long the upstream's 404 for an item (or a collection below an item) is remembered, so repeated reads of an unknown id do not each reach the upstream; `0` asks every time. A write that creates the item, or a purge, drops it.",
+  }),
+  shared: boolean({
+    nullable: true,
+    default: null,
+    doc: 'The second cache tier in Redis: a local miss asks Redis before the upstream, and what is fetched is shared with the other instances (see [Running many instances](operations.md#running-many-instances)). `null`: on when `redis.url` is set; `true` needs `redis.url`.',
+  }),
 });
 
 const IDEMPOTENCY = section({
-  ttlSeconds: integer({ min: 1, max: 30 * 86_400, unit: 's', default: 86_400, doc: 'How long a write\'s final answer is kept for replay under its `Idempotency-Key`.' }),
-  maxEntries: integer({ min: 1, max: 10_000_000, default: 100_000, doc: 'Idempotency records kept in memory when there is no Redis (the least recently used go first); in Redis each record lives for its TTL.' }),
-  maxBytes: integer({ min: 65_536, max: Number.MAX_SAFE_INTEGER, unit: 'bytes', default: 32 * MiB, doc: 'Most bytes those records hold in memory (32 MiB; each counts its answer\'s body and headers plus 200 B), so large answers cannot grow the process past it; the least recently used go first.' }),
-  maxBytesPerSubject: integer({ min: 65_536, max: Number.MAX_SAFE_INTEGER, unit: 'bytes', default: MiB, doc: 'Most bytes one token subject\'s records hold of those (1 MiB; at most `idempotency.maxBytes`): a subject past it loses its own oldest records (its newest is always kept), so one user\'s many large answers never evict another user\'s record, whose retry would then make its change again. Without Redis only.' }),
+  ttlSeconds: integer({
+    min: 1,
+    max: 30 * 86_400,
+    unit: 's',
+    default: 86_400,
+    doc: "How long a write's final answer is kept for replay under its `Idempotency-Key`.",
+  }),
+  maxEntries: integer({
+    min: 1,
+    max: 10_000_000,
+    default: 100_000,
+    doc: 'Idempotency records kept in memory when there is no Redis (the least recently used go first); in Redis each record lives for its TTL.',
+  }),
+  maxBytes: integer({
+    min: 65_536,
+    max: Number.MAX_SAFE_INTEGER,
+    unit: 'bytes',
+    default: 32 * MiB,
+    doc: "Most bytes those records hold in memory (32 MiB; each counts its answer's body and headers plus 200 B), so large answers cannot grow the process past it; the least recently used go first.",
+  }),
+  maxBytesPerSubject: integer({
+    min: 65_536,
+    max: Number.MAX_SAFE_INTEGER,
+    unit: 'bytes',
+    default: MiB,
+    doc: "Most bytes one token subject's records hold of those (1 MiB; at most `idempotency.maxBytes`): a subject past it loses its own oldest records (its newest is always kept), so one user's many large answers never evict another user's record, whose retry would then make its change again. Without Redis only.",
+  }),
 });
 
 const RATE_LIMIT = section({
-  requestsPerSecond: integer({ min: 0, max: 1_000_000, nullable: true, default: null, doc: 'Requests per second each token subject (or client address, for requests without a valid token) may make, per instance or across the cluster (`rateLimit.scope`); over it: 429. `null` or `0`: off.' }),
-  burst: integer({ min: 1, max: 1_000_000, default: 20, doc: 'Requests a client may make at once before the rate applies (the token bucket\'s size).' }),
-  maxKeys: integer({ min: 1, max: 10_000_000, default: 100_000, doc: 'Most subjects, and apart most client addresses, tracked; the least recently seen are dropped first.' }),
-  scope: string({ nullable: true, oneOf: ['instance', 'cluster'], default: null, doc: '`"instance"`: each instance limits on its own (N instances allow N times the rate); `"cluster"`: one limit for every instance sharing `redis.url`, decided in Redis (needs `redis.url`). `null`: `"cluster"` when `redis.url` is set, else `"instance"`.' }),
+  requestsPerSecond: integer({
+    min: 0,
+    max: 1_000_000,
+    nullable: true,
+    default: null,
+    doc: 'Requests per second each token subject (or client address, for requests without a valid token) may make, per instance or across the cluster (`rateLimit.scope`); over it: 429. `null` or `0`: off.',
+  }),
+  burst: integer({ min: 1, max: 1_000_000, default: 20, doc: "Requests a client may make at once before the rate applies (the token bucket's size)." }),
+  maxKeys: integer({
+    min: 1,
+    max: 10_000_000,
+    default: 100_000,
+    doc: 'Most subjects, and apart most client addresses, tracked; the least recently seen are dropped first.',
+  }),
+  scope: string({
+    nullable: true,
+    oneOf: ['instance', 'cluster'],
+    default: null,
+    doc: '`"instance"`: each instance limits on its own (N instances allow N times the rate); `"cluster"`: one limit for every instance sharing `redis.url`, decided in Redis (needs `redis.url`). `null`: `"cluster"` when `redis.url` is set, else `"instance"`.',
+  }),
 });
 
 const CORS = section({
-  origins: strings({ default: [], doc: 'Browser origins allowed by CORS (`"https://app.example.com"`, or `"*"` for any; the origin is echoed). Empty: CORS off.' }),
+  origins: strings({
+    default: [],
+    doc: 'Browser origins allowed by CORS (`"https://app.example.com"`, or `"*"` for any; the origin is echoed). Empty: CORS off.',
+  }),
   maxAgeSeconds: integer({ min: 0, max: 86_400, unit: 's', default: 600, doc: '`Access-Control-Max-Age` of preflight answers.' }),
   // Header names: HTTP tokens, checked across keys.
-  exposeHeaders: strings({ default: [], doc: 'Response header names a browser script may read, added to `ETag, Cache-Status, Age, X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Location`.' }),
-  allowHeaders: strings({ default: [], doc: 'Request header names a browser may send, added to `Authorization, Accept, If-None-Match, Content-Type, If-Match, Idempotency-Key` (e.g. `X-Request-Id`).' }),
+  exposeHeaders: strings({
+    default: [],
+    doc: 'Response header names a browser script may read, added to `ETag, Cache-Status, Age, X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Location`.',
+  }),
+  allowHeaders: strings({
+    default: [],
+    doc: 'Request header names a browser may send, added to `Authorization, Accept, If-None-Match, Content-Type, If-Match, Idempotency-Key` (e.g. `X-Request-Id`).',
+  }),
 });
 
 const LOG = section({
   level: string({ oneOf: LOG_LEVELS, default: 'info', doc: '`debug`, `info`, `warn`, `error` or `silent`. Logs are JSON lines on stdout (pino).' }),
   access: boolean({ default: true, doc: 'One access-log line per request (see [Logs](operations.md#logs)).' }),
   // From one pipe buffer up.
-  maxBufferBytes: integer({ min: 65_536, max: 1024 * MiB, unit: 'bytes', default: 4 * MiB, doc: 'Most bytes of log lines a process keeps waiting for a slow reader of stdout (4 MiB); lines past it are dropped and counted, never waited for (see [Logs](operations.md#logs)). Needs a restart.' }),
+  maxBufferBytes: integer({
+    min: 65_536,
+    max: 1024 * MiB,
+    unit: 'bytes',
+    default: 4 * MiB,
+    doc: 'Most bytes of log lines a process keeps waiting for a slow reader of stdout (4 MiB); lines past it are dropped and counted, never waited for (see [Logs](operations.md#logs)). Needs a restart.',
+  }),
 });
 
 const REDIS = section({
-  url: redisUrl({ nullable: true, default: null, doc: '`redis://[user:password@]host[:port][/db]` or `rediss://` (TLS): the Redis (or Valkey) that instances share for invalidations, cluster rate limits, the shared cache tier and idempotency records. `null`: every instance on its own. Credentials never appear in a log line, an error or `/metrics`. See [Running many instances](operations.md#running-many-instances).' }),
-  keyPrefix: nonEmptyString({ default: 'hypergate:', doc: 'Prefix of every key and of the invalidation channel, so several gateways can share one Redis. Instances sharing a prefix must declare the same resources and trust the same key source and `auth.issuer` (see [Running many instances](operations.md#running-many-instances)).' }),
-  timeoutMs: integer({ min: 1, max: 60_000, unit: 'ms', default: 20, doc: 'The most a request waits for one Redis call; past it the request goes on without Redis (a shared-tier miss, the local rate-limit bucket).' }),
-  connectTimeoutMs: integer({ min: 1, max: MAX_MS, unit: 'ms', default: 1000, doc: 'Time allowed to open a connection to Redis; also how long an admin purge waits for Redis to confirm its broadcast.' }),
-  invalidationGraceMs: integer({ min: 0, max: 600_000, unit: 'ms', default: 1000, doc: 'While an instance cannot hear the other instances\' invalidations (its subscription to Redis is down, or not made yet), how long a cached entry of a resource that takes writes (and its collection\'s pages) may still answer from its local cache: at most this long after the subscription was lost, or after the entry was fetched if later. Past it the entry is read again (the shared tier, or the upstream), until the subscription is back and the local cache cleared. `0`: not served from the local cache at all meanwhile. See [Running many instances](operations.md#running-many-instances).' }),
+  url: redisUrl({
+    nullable: true,
+    default: null,
+    doc: '`redis://[user:password@]host[:port][/db]` or `rediss://` (TLS): the Redis (or Valkey) that instances share for invalidations, cluster rate limits, the shared cache tier and idempotency records. `null`: every instance on its own. Credentials never appear in a log line, an error or `/metrics`. See [Running many instances](operations.md#running-many-instances).',
+  }),
+  keyPrefix: nonEmptyString({
+    default: 'hypergate:',
+    doc: 'Prefix of every key and of the invalidation channel, so several gateways can share one Redis. Instances sharing a prefix must declare the same resources and trust the same key source and `auth.issuer` (see [Running many instances](operations.md#running-many-instances)).',
+  }),
+  timeoutMs: integer({
+    min: 1,
+    max: 60_000,
+    unit: 'ms',
+    default: 20,
+    doc: 'The most a request waits for one Redis call; past it the request goes on without Redis (a shared-tier miss, the local rate-limit bucket).',
+  }),
+  connectTimeoutMs: integer({
+    min: 1,
+    max: MAX_MS,
+    unit: 'ms',
+    default: 1000,
+    doc: 'Time allowed to open a connection to Redis; also how long an admin purge waits for Redis to confirm its broadcast.',
+  }),
+  invalidationGraceMs: integer({
+    min: 0,
+    max: 600_000,
+    unit: 'ms',
+    default: 1000,
+    doc: "While an instance cannot hear the other instances' invalidations (its subscription to Redis is down, or not made yet), how long a cached entry of a resource that takes writes (and its collection's pages) may still answer from its local cache: at most this long after the subscription was lost, or after the entry was fetched if later. Past it the entry is read again (the shared tier, or the upstream), until the subscription is back and the local cache cleared. `0`: not served from the local cache at all meanwhile. See [Running many instances](operations.md#running-many-instances).",
+  }),
   breaker: section({
-    failures: integer({ min: 1, max: 1_000_000, default: 3, doc: 'Consecutive Redis calls that time out or lose the connection before Redis is left alone for `cooldownMs`.' }),
-    cooldownMs: integer({ min: 1, max: MAX_MS, unit: 'ms', default: 1000, doc: 'How long the open Redis breaker answers every call with "unavailable" at once (each caller falls back) before one probe call may pass.' }),
+    failures: integer({
+      min: 1,
+      max: 1_000_000,
+      default: 3,
+      doc: 'Consecutive Redis calls that time out or lose the connection before Redis is left alone for `cooldownMs`.',
+    }),
+    cooldownMs: integer({
+      min: 1,
+      max: MAX_MS,
+      unit: 'ms',
+      default: 1000,
+      doc: 'How long the open Redis breaker answers every call with "unavailable" at once (each caller falls back) before one probe call may pass.',
+    }),
   }),
 });
 
 const PAGING = section({
-  cursorSecret: headerValue({ nullable: true, default: null, doc: 'The key of the HMAC that seals the cursors in paging links (at least 32 bytes): a string, or `{"env": "VARIABLE"}` to read it from the environment at start; never shown. Several instances behind one address must share it, or a cursor made by one is a 400 at another. `null`: a random key made when the process starts (with `server.workers` above 1, one for all its workers), so cursors last as long as the process. See [Paging styles](resources.md#paging-styles).' }),
+  cursorSecret: headerValue({
+    nullable: true,
+    default: null,
+    doc: 'The key of the HMAC that seals the cursors in paging links (at least 32 bytes): a string, or `{"env": "VARIABLE"}` to read it from the environment at start; never shown. Several instances behind one address must share it, or a cursor made by one is a 400 at another. `null`: a random key made when the process starts (with `server.workers` above 1, one for all its workers), so cursors last as long as the process. See [Paging styles](resources.md#paging-styles).',
+  }),
 });
 
 const ADMIN = section({
@@ -129,13 +379,17 @@ export const CONFIG_SCHEMA = section({
   upstreams: map(NAMED_SERVICE, {
     default: {},
     doc: 'Further upstream services by name, for `resources.<name>.service`.',
-    entryDoc: 'The same keys as `upstream` (own pool, deadline, breaker, headers); `url` is required, every other key left out takes the shipped default of `upstream` (never the operator\'s `upstream` headers).',
+    entryDoc:
+      "The same keys as `upstream` (own pool, deadline, breaker, headers); `url` is required, every other key left out takes the shipped default of `upstream` (never the operator's `upstream` headers).",
   }),
   auth: AUTH,
   cache: CACHE,
   // A null entry removes a resource the shipped config declares.
   resources: map(RESOURCE, { nullableValues: true, default: SHIPPED_RESOURCES }),
-  routes: map(ROUTE, { default: {}, doc: 'Pass-through routes by name (see [routes.md](routes.md)): endpoints that are not hypermedia resources, streamed to and from an upstream service without caching or rendering.' }),
+  routes: map(ROUTE, {
+    default: {},
+    doc: 'Pass-through routes by name (see [routes.md](routes.md)): endpoints that are not hypermedia resources, streamed to and from an upstream service without caching or rendering.',
+  }),
   idempotency: IDEMPOTENCY,
   rateLimit: RATE_LIMIT,
   cors: CORS,

@@ -5,8 +5,23 @@ import type { Config, HeaderValue, UpstreamConfig } from './types.ts';
  * trace context), and the client's Authorization goes on only through `forwardAuthorization`.
  */
 const MANAGED_HEADERS = new Set([
-  'host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect',
-  'proxy-authorization', 'proxy-connection', 'accept', 'content-type', 'x-request-id', 'traceparent', 'tracestate', 'authorization',
+  'host',
+  'connection',
+  'content-length',
+  'transfer-encoding',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'proxy-authorization',
+  'proxy-connection',
+  'accept',
+  'content-type',
+  'x-request-id',
+  'traceparent',
+  'tracestate',
+  'authorization',
 ]);
 
 /**
@@ -14,7 +29,17 @@ const MANAGED_HEADERS = new Set([
  * credentials (Authorization has forwardAuthorization; Cookie never goes), Host, and those the
  * gateway builds itself (forwarded).
  */
-const UNFORWARDABLE = new Set([...MANAGED_HEADERS, 'cookie', 'proxy-authenticate', 'forwarded', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-real-ip', 'via']);
+const UNFORWARDABLE = new Set([
+  ...MANAGED_HEADERS,
+  'cookie',
+  'proxy-authenticate',
+  'forwarded',
+  'x-forwarded-for',
+  'x-forwarded-proto',
+  'x-forwarded-host',
+  'x-real-ip',
+  'via',
+]);
 
 /** A field value (RFC 9110 section 5.5): visible characters, spaces and tabs inside, none at either end, no CR, LF or NUL. */
 const FIELD_VALUE = /^[\x21-\x7e\x80-\xff]([\x20\x09\x21-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?$/;
@@ -36,20 +61,25 @@ export function headerValueOf(value: HeaderValue, env: NodeJS.ProcessEnv): strin
  * environment is never echoed: only the variable's name appears in a problem.
  */
 export function checkServices(config: Config, problems: string[], token: RegExp, env: NodeJS.ProcessEnv): void {
-  if (Object.hasOwn(config.upstreams, 'upstream')) problems.push('upstreams.upstream: "upstream" is the default service (the upstream section); choose another name');
+  if (Object.hasOwn(config.upstreams, 'upstream'))
+    problems.push('upstreams.upstream: "upstream" is the default service (the upstream section); choose another name');
   for (const [name, service] of servicesOf(config)) {
     const at = name === 'upstream' ? 'upstream' : `upstreams.${name}`;
     if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(name)) problems.push(`${at}: a service name starts with a letter and has only letters, digits, - and _`);
     const named = (header: string, key: string): void => {
       if (!token.test(header)) problems.push(`${at}.${key}.${header}: not an HTTP header name (RFC 9110 section 5.1)`);
-      else if (MANAGED_HEADERS.has(header.toLowerCase())) problems.push(`${at}.${key}.${header}: the gateway sets this header itself${header.toLowerCase() === 'authorization' ? ' (use forwardAuthorization)' : ''}`);
+      else if (MANAGED_HEADERS.has(header.toLowerCase()))
+        problems.push(
+          `${at}.${key}.${header}: the gateway sets this header itself${header.toLowerCase() === 'authorization' ? ' (use forwardAuthorization)' : ''}`,
+        );
     };
     for (const [header, value] of Object.entries(service.headers)) {
       named(header, 'headers');
       const text = headerValueOf(value, env);
       const source = typeof value === 'string' ? 'the value' : `the environment variable ${value.env}`;
       if (text === undefined || text === '') problems.push(`${at}.headers.${header}: ${source} is not set`);
-      else if (!FIELD_VALUE.test(text)) problems.push(`${at}.headers.${header}: ${source} is not a valid header value (no control characters, no leading or trailing space)`);
+      else if (!FIELD_VALUE.test(text))
+        problems.push(`${at}.headers.${header}: ${source} is not a valid header value (no control characters, no leading or trailing space)`);
     }
     const seen = new Set(Object.keys(service.headers).map((h) => h.toLowerCase()));
     for (const header of Object.keys(service.forwardClaims)) {
@@ -60,8 +90,10 @@ export function checkServices(config: Config, problems: string[], token: RegExp,
     for (const header of service.forwardHeaders) {
       const lower = header.toLowerCase();
       if (!token.test(header)) problems.push(`${at}.forwardHeaders: "${header}" is not an HTTP header name (RFC 9110 section 5.1)`);
-      else if (UNFORWARDABLE.has(lower)) problems.push(`${at}.forwardHeaders: "${header}" is never passed on from the client${lower === 'authorization' ? ' (use forwardAuthorization)' : ''}`);
-      else if (seen.has(lower) || claimHeaders.has(lower)) problems.push(`${at}.forwardHeaders: "${header}" is also set in ${at}.headers or ${at}.forwardClaims`);
+      else if (UNFORWARDABLE.has(lower))
+        problems.push(`${at}.forwardHeaders: "${header}" is never passed on from the client${lower === 'authorization' ? ' (use forwardAuthorization)' : ''}`);
+      else if (seen.has(lower) || claimHeaders.has(lower))
+        problems.push(`${at}.forwardHeaders: "${header}" is also set in ${at}.headers or ${at}.forwardClaims`);
     }
   }
 }

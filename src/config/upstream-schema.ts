@@ -8,14 +8,34 @@ export const MAX_MS = 24 * 60 * 60 * 1000;
  * embedded sample; every other service must name one).
  */
 const SERVICE_KEYS = {
-  timeoutMs: integer({ min: 1, max: MAX_MS, unit: 'ms', default: 2000, doc: 'One deadline per upstream request covering connect, headers and the whole body; over it: 504.' }),
+  timeoutMs: integer({
+    min: 1,
+    max: MAX_MS,
+    unit: 'ms',
+    default: 2000,
+    doc: 'One deadline per upstream request covering connect, headers and the whole body; over it: 504.',
+  }),
   connections: integer({ min: 1, max: 10000, default: 64, doc: 'Most connections (and so concurrent requests) to the upstream.' }),
   maxResponseBytes: integer({ min: 1, max: 1024 * 1024 * 1024, unit: 'bytes', default: 1_048_576, doc: 'Largest upstream body accepted; over it: 502.' }),
   breaker: section({
-    failures: integer({ min: 0, max: 1_000_000, default: 5, doc: 'Consecutive failed upstream requests (refused, reset, time-out, 5xx) that open the circuit breaker; `0` never opens it. See [Upstream failures](errors.md#upstream-failures).' }),
-    cooldownMs: integer({ min: 1, max: MAX_MS, unit: 'ms', default: 5000, doc: 'How long an open breaker answers misses with 503 at once before one probe request may pass.' }),
+    failures: integer({
+      min: 0,
+      max: 1_000_000,
+      default: 5,
+      doc: 'Consecutive failed upstream requests (refused, reset, time-out, 5xx) that open the circuit breaker; `0` never opens it. See [Upstream failures](errors.md#upstream-failures).',
+    }),
+    cooldownMs: integer({
+      min: 1,
+      max: MAX_MS,
+      unit: 'ms',
+      default: 5000,
+      doc: 'How long an open breaker answers misses with 503 at once before one probe request may pass.',
+    }),
   }),
-  forwardAuthorization: boolean({ default: false, doc: 'Send the client\'s `Authorization` header on to this service. Off: the service never sees client tokens. On: its answers are cached only when they say `public`, `s-maxage` or `must-revalidate` (see [Caching](caching.md#entries-and-freshness)), and its resources are cached per token subject unless they declare `vary` or `sharedAcrossIdentities` ([Identity-aware caching](caching.md#identity-aware-caching)).' }),
+  forwardAuthorization: boolean({
+    default: false,
+    doc: "Send the client's `Authorization` header on to this service. Off: the service never sees client tokens. On: its answers are cached only when they say `public`, `s-maxage` or `must-revalidate` (see [Caching](caching.md#entries-and-freshness)), and its resources are cached per token subject unless they declare `vary` or `sharedAcrossIdentities` ([Identity-aware caching](caching.md#identity-aware-caching)).",
+  }),
   headers: map(headerValue(), {
     default: {},
     doc: 'Fixed headers added to every request to this service: name → value, or name → `{"env": "VARIABLE"}` to read the value from the environment at start (secrets stay out of the file and out of every log and error). Names are checked at start; the gateway\'s own headers (`Host`, `Content-Length`, `X-Request-Id`, `traceparent`, `Authorization`, ...) cannot be set.',
@@ -28,14 +48,27 @@ const SERVICE_KEYS = {
     default: [],
     doc: 'Request headers the client may pass to this service, e.g. `["Accept-Language"]` (an allowlist; absent ones are not sent). Hop-by-hop headers, `Authorization` (see `forwardAuthorization`), `Cookie`, `Host` and the headers the gateway sets itself are refused at start. Resources of this service are cached per value of these headers unless they declare `vary` or `sharedAcrossIdentities` ([Identity-aware caching](caching.md#identity-aware-caching)).',
   }),
-  forwarded: boolean({ default: false, doc: '`true`: send `Forwarded` (RFC 7239: `for` and `proto`) and `X-Forwarded-For`/`X-Forwarded-Proto` to this service, built by the gateway: the client\'s address as `server.trustProxy` resolves it, and `https` only from a TLS connection or a trusted proxy\'s `X-Forwarded-Proto`. What the client sent in these headers is never passed on otherwise.' }),
+  forwarded: boolean({
+    default: false,
+    doc: "`true`: send `Forwarded` (RFC 7239: `for` and `proto`) and `X-Forwarded-For`/`X-Forwarded-Proto` to this service, built by the gateway: the client's address as `server.trustProxy` resolves it, and `https` only from a TLS connection or a trusted proxy's `X-Forwarded-Proto`. What the client sent in these headers is never passed on otherwise.",
+  }),
   // One forwarded claim's value as sent: its header line must fit the service's own limits.
-  maxClaimBytes: integer({ min: 1, max: 65_536, unit: 'bytes', default: 1024, doc: 'Longest forwarded claim value, as sent (after percent-encoding). A request whose token\'s claim is longer is refused with 400 `claim-not-forwardable` when it would reach this service (a miss or a write; a cached answer needs no upstream); it never counts against the service\'s circuit breaker.' }),
+  maxClaimBytes: integer({
+    min: 1,
+    max: 65_536,
+    unit: 'bytes',
+    default: 1024,
+    doc: "Longest forwarded claim value, as sent (after percent-encoding). A request whose token's claim is longer is refused with 400 `claim-not-forwardable` when it would reach this service (a miss or a write; a cached answer needs no upstream); it never counts against the service's circuit breaker.",
+  }),
 } as const;
 
 /** The `upstream` section: the default service, named "upstream"; no url starts the embedded sample. */
 export const DEFAULT_SERVICE = section({
-  url: url({ nullable: true, default: null, doc: 'Base URL of the default upstream service, named `upstream` (the shipped resources read `GET <url>/customers/<id>`). `null` starts the embedded sample service.' }),
+  url: url({
+    nullable: true,
+    default: null,
+    doc: 'Base URL of the default upstream service, named `upstream` (the shipped resources read `GET <url>/customers/<id>`). `null` starts the embedded sample service.',
+  }),
   ...SERVICE_KEYS,
 });
 

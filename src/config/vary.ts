@@ -23,7 +23,8 @@ function serviceOf(config: Config, r: ResourceConfig): UpstreamConfig | undefine
  * what its service forwards (implicit). Null when nothing.
  */
 export function declaredVary(config: Config, r: ResourceConfig): { claims: string[]; headers: string[]; implicit: boolean } | null {
-  if (r.vary !== null) return r.vary.claims.length + r.vary.headers.length === 0 ? null : { claims: [...r.vary.claims], headers: [...r.vary.headers], implicit: false };
+  if (r.vary !== null)
+    return r.vary.claims.length + r.vary.headers.length === 0 ? null : { claims: [...r.vary.claims], headers: [...r.vary.headers], implicit: false };
   if (r.sharedAcrossIdentities) return null;
   const service = serviceOf(config, r);
   if (service === undefined) return null;
@@ -47,7 +48,9 @@ export function implicitVaryNotes(config: Config): string[] {
     const named = declaredVary(config, r);
     if (named?.implicit !== true) continue;
     const by = [...named.claims.map((c) => `claim ${c}`), ...named.headers.map((h) => `header ${h}`)].join(', ');
-    notes.push(`resources.${name} is cached per identity (${by}): its service ${r.service} forwards them; set resources.${name}.vary to choose, or sharedAcrossIdentities: true if the answer does not depend on them`);
+    notes.push(
+      `resources.${name} is cached per identity (${by}): its service ${r.service} forwards them; set resources.${name}.vary to choose, or sharedAcrossIdentities: true if the answer does not depend on them`,
+    );
   }
   return notes;
 }

@@ -57,7 +57,11 @@ export async function buildAuth(config: Config, previous: AuthBefore | null, dep
   const sameUrl = before !== null && before.url === config.auth.jwksUrl ? before : null;
   // Nothing the keys or the verifier depend on changed: both are kept, unless the fetch changes the keys.
   const reused =
-    previous !== null && sameUrl !== null && sameValue(previous.config.auth, config.auth) && sameValue(checkedScopes(previous.config), keptScopes) && sameClaims(ClaimTable.of(previous.config), claims)
+    previous !== null &&
+    sameUrl !== null &&
+    sameValue(previous.config.auth, config.auth) &&
+    sameValue(checkedScopes(previous.config), keptScopes) &&
+    sameClaims(ClaimTable.of(previous.config), claims)
       ? previous
       : null;
   const keySource = reused?.keySource ?? (await resolveKeySource(config.auth, { clock, logger, tally: deps.jwks }));

@@ -99,7 +99,10 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
   const services = UpstreamServices.build(config, previous?.services ?? null, urlOf, metrics, clock, claims);
   const realm = credentialRealm(config.auth);
   // The buckets survive a reload that leaves rateLimit and the realm as they were, so a reload resets no client's limit.
-  const limiter = previous !== null && sameValue(previous.config.rateLimit, config.rateLimit) && credentialRealm(previous.config.auth) === realm ? previous.limiter : parts.shared.limiter(config.rateLimit, realm);
+  const limiter =
+    previous !== null && sameValue(previous.config.rateLimit, config.rateLimit) && credentialRealm(previous.config.auth) === realm
+      ? previous.limiter
+      : parts.shared.limiter(config.rateLimit, realm);
   const ctx: GatewayContext = { config, clock, logger, verifier, cache, metrics, shared: parts.shared, tier: parts.shared.tier(cache, config) };
   // A configured secret is checked at start (set, and at least 32 bytes): see cross-key-checks.ts.
   const secret = config.paging.cursorSecret === null ? undefined : headerValueOf(config.paging.cursorSecret, process.env);
@@ -111,19 +114,59 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
   // One table for the router and the OpenAPI document, so the document lists exactly what answers.
   const routes: RouteDef[] = [...apiRootRoutes(ctx, serving, access, table), ...readRoutes(table, serving, access)];
   // A write's invalidation reaches every instance (shared state), as a purge does.
-  routes.push(...writeRoutes(table, { ctx, parts: serving, access, idempotency: parts.shared.idempotency, realm, invalidate: (keys, groups) => parts.shared.invalidate(keys, groups).instances ?? DONE }));
+  routes.push(
+    ...writeRoutes(table, {
+      ctx,
+      parts: serving,
+      access,
+      idempotency: parts.shared.idempotency,
+      realm,
+      invalidate: (keys, groups) => parts.shared.invalidate(keys, groups).instances ?? DONE,
+    }),
+  );
   // Pass-through routes: separate router entries, so nothing of them is on a resource's path.
   const passthrough = PassthroughServices.build(config, services, urlOf, claims, previous?.passthrough ?? null);
   const compiledRoutes = compileRoutes(config);
-  routes.push(...passthroughRoutes(compiledRoutes, { verifier, auth: config.auth, limiter, clientAddress, services: passthrough, observer: metrics, tunnels: parts.tunnels }));
+  routes.push(
+    ...passthroughRoutes(compiledRoutes, {
+      verifier,
+      auth: config.auth,
+      limiter,
+      clientAddress,
+      services: passthrough,
+      observer: metrics,
+      tunnels: parts.tunnels,
+    }),
+  );
   routes.push(...openApiRoutes(ctx, serving, access, () => routes, table));
   const router = createRouter(routes, metrics.requests);
   const cors = config.cors.origins.length > 0 ? new CorsPolicy(config.cors) : null;
-  const dispatch = createDispatcher(router, logger, { maxUrlBytes: config.server.maxUrlBytes, maxHeaderCount: config.server.maxHeaderCount, requestTimeoutMs: config.server.requestTimeoutMs }, cors, parts.drainState, {
-    metrics,
-    accessLog: config.log.access,
-    ids: parts.ids,
-    clientAddress,
-  });
-  return { config, keySource, verifier, keysKept, cache, services, limiter, table, routes: router.routes, dispatch, passthrough, passthroughRoutes: compiledRoutes, websocket: compiledRoutes.some((r) => r.websocket) };
+  const dispatch = createDispatcher(
+    router,
+    logger,
+    { maxUrlBytes: config.server.maxUrlBytes, maxHeaderCount: config.server.maxHeaderCount, requestTimeoutMs: config.server.requestTimeoutMs },
+    cors,
+    parts.drainState,
+    {
+      metrics,
+      accessLog: config.log.access,
+      ids: parts.ids,
+      clientAddress,
+    },
+  );
+  return {
+    config,
+    keySource,
+    verifier,
+    keysKept,
+    cache,
+    services,
+    limiter,
+    table,
+    routes: router.routes,
+    dispatch,
+    passthrough,
+    passthroughRoutes: compiledRoutes,
+    websocket: compiledRoutes.some((r) => r.websocket),
+  };
 }

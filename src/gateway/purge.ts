@@ -10,7 +10,8 @@ function invalidationOf(table: ResourceTable, path: string): { keys: string[]; g
     const item = table.matchItem(candidate);
     if (item !== null) return item.resource.invalidation(candidate, item.values, true);
     const collection = table.matchCollection(candidate);
-    if (collection !== null && collection.resource.collection !== null) return { keys: [candidate], groups: [collection.resource.collection.pagesGroup(collection.values)] };
+    if (collection !== null && collection.resource.collection !== null)
+      return { keys: [candidate], groups: [collection.resource.collection.pagesGroup(collection.values)] };
     if (candidate === API_ROOT || candidate === OPENAPI_PATH) return { keys: [candidate], groups: [] };
   }
   return null;

@@ -109,7 +109,10 @@ export class Reloader {
       logger.warn(`config reloaded, but ${result.keysKeptReason}`, { event: 'reload', keysKept: true, reason: result.keysKeptReason });
     }
     if (result.restartRequired.length > 0) {
-      logger.warn(`config reloaded, but ${result.restartRequired.join(', ')} take effect only after a restart`, { event: 'reload', restartRequired: result.restartRequired.join(',') });
+      logger.warn(`config reloaded, but ${result.restartRequired.join(', ')} take effect only after a restart`, {
+        event: 'reload',
+        restartRequired: result.restartRequired.join(','),
+      });
     }
     logger.info('config reloaded', { event: 'reload', ok: true, changed: result.changed.join(',') });
     return result;

@@ -8,9 +8,12 @@ import { rawProblemResponse } from '../protocol/problem.ts';
 /** Node's parser and timer errors, mapped to the problem a client should see. */
 function codeFor(err: NodeJS.ErrnoException): HgErrorCode {
   switch (err.code) {
-    case 'HPE_HEADER_OVERFLOW': return 'HG_ERR_HEADERS_TOO_LARGE';
-    case 'ERR_HTTP_REQUEST_TIMEOUT': return 'HG_ERR_REQUEST_TIMEOUT';
-    default: return 'HG_ERR_BAD_REQUEST';
+    case 'HPE_HEADER_OVERFLOW':
+      return 'HG_ERR_HEADERS_TOO_LARGE';
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return 'HG_ERR_REQUEST_TIMEOUT';
+    default:
+      return 'HG_ERR_BAD_REQUEST';
   }
 }
 

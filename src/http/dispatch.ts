@@ -31,7 +31,7 @@ const BAD_HOST = 'An HTTP/1.1 request needs exactly one Host header, holding a h
  * line arrives joined to the first with one. Anything else ("a b c", a raw non-ASCII name) is a 400
  * (RFC 9112 section 3.2: "a Host header field with an invalid field value").
  */
-const NAME_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%!$&\'()*+;=';
+const NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%!$&'()*+;=";
 const NAME_BYTE = byteTable(NAME_CHARS);
 const IP_LITERAL_BYTE = byteTable(`${NAME_CHARS}:`);
 const COLON = 0x3a;
@@ -135,7 +135,20 @@ export function createDispatcher(
       metrics.inFlight--;
       stats?.observe(res.routeIndex, req.method, status, ms);
     }
-    accessLog?.write(res.requestId, req.method, req.url ?? '/', status, res.bytes, ms, res.upstreamMs, res.cacheOutcome, (req as HgRequest).subject, clientAddress(req), req.headers['user-agent'], endedAt);
+    accessLog?.write(
+      res.requestId,
+      req.method,
+      req.url ?? '/',
+      status,
+      res.bytes,
+      ms,
+      res.upstreamMs,
+      res.cacheOutcome,
+      (req as HgRequest).subject,
+      clientAddress(req),
+      req.headers['user-agent'],
+      endedAt,
+    );
   }
 
   function onClose(this: HgResponse): void {
@@ -187,7 +200,15 @@ export function createDispatcher(
       // pipelined request is the client's doing, and one read can hold thousands: its access line says enough.
       if (err.status >= 500 && err.code !== 'HG_ERR_PIPELINE_TOO_DEEP') {
         const cause = err.cause === undefined ? undefined : causeText(err.cause);
-        logger.error('request failed', { reqId, method: req.method, path: pathOf(req.url ?? '/'), status: err.status, code: err.code, detail: err.detail, cause });
+        logger.error('request failed', {
+          reqId,
+          method: req.method,
+          path: pathOf(req.url ?? '/'),
+          status: err.status,
+          code: err.code,
+          detail: err.detail,
+          cause,
+        });
       }
       sendProblem(res, err, headOnly);
       return;
@@ -223,10 +244,12 @@ export function createDispatcher(
         throw new HgError('HG_ERR_BAD_REQUEST', { detail: BAD_VERSION });
       }
       if (url.length > limits.maxUrlBytes) throw new HgError('HG_ERR_URI_TOO_LONG');
-      if (req.rawHeaders.length > maxRawHeaders) throw new HgError('HG_ERR_HEADERS_TOO_LARGE', { detail: `The request has more than ${limits.maxHeaderCount} header fields.` });
+      if (req.rawHeaders.length > maxRawHeaders)
+        throw new HgError('HG_ERR_HEADERS_TOO_LARGE', { detail: `The request has more than ${limits.maxHeaderCount} header fields.` });
       const host = req.headers.host;
       // RFC 9112 section 3.2: an HTTP/1.1 request has exactly one Host with a valid value, else 400.
-      if (host === undefined ? req.httpVersionMinor === 1 && req.httpVersionMajor === 1 : !isHostValue(host)) throw new HgError('HG_ERR_BAD_REQUEST', { detail: BAD_HOST });
+      if (host === undefined ? req.httpVersionMinor === 1 && req.httpVersionMajor === 1 : !isHostValue(host))
+        throw new HgError('HG_ERR_BAD_REQUEST', { detail: BAD_HOST });
       // An origin-form target starts with '/'; any other (absolute-form, RFC 9112 section 3.2.2) is
       // made origin-form here, once, in req.url itself, so every later reader (routing, the page
       // query, the cache key, links.self, the access and error logs) sees the path and query the
@@ -309,7 +332,12 @@ function answerOptions(router: Router, path: string, res: HgResponse): boolean {
   const allowed = router.allowedMethods(path);
   if (allowed.length === 0) return false;
   res.routeIndex = router.routeIndexAt(path);
-  const headers: Record<string, string | number> = { Allow: allowed.join(', '), 'Cache-Control': 'no-store', 'Content-Length': 0, 'X-Request-Id': res.requestId };
+  const headers: Record<string, string | number> = {
+    Allow: allowed.join(', '),
+    'Cache-Control': 'no-store',
+    'Content-Length': 0,
+    'X-Request-Id': res.requestId,
+  };
   if (allowed.includes('POST')) headers['Accept-Post'] = WRITE_BODY_TYPES.POST;
   if (allowed.includes('PATCH')) headers['Accept-Patch'] = WRITE_BODY_TYPES.PATCH;
   res.writeHead(204, headers);

@@ -163,7 +163,8 @@ export class ConnectionSweeper {
       return 0;
     }
     const queued = unsentBytes(socket);
-    if (socket[STALLED_SINCE] === Number.POSITIVE_INFINITY || pending < socket[PENDING_AT_SWEEP] || queued !== socket[QUEUED_AT_SWEEP]) socket[STALLED_SINCE] = now;
+    if (socket[STALLED_SINCE] === Number.POSITIVE_INFINITY || pending < socket[PENDING_AT_SWEEP] || queued !== socket[QUEUED_AT_SWEEP])
+      socket[STALLED_SINCE] = now;
     socket[PENDING_AT_SWEEP] = pending;
     socket[QUEUED_AT_SWEEP] = queued;
     return now - socket[STALLED_SINCE];

@@ -45,7 +45,8 @@ const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 
 const NOT_HTTP = 'The request target is neither a path nor an absolute http or https URI (RFC 9112 section 3.2).';
-const BAD_AUTHORITY = 'The authority of the absolute request target is not a host and optional port: user info, an empty host or a malformed one is refused (RFC 9110 section 4.2).';
+const BAD_AUTHORITY =
+  'The authority of the absolute request target is not a host and optional port: user info, an empty host or a malformed one is refused (RFC 9110 section 4.2).';
 const FRAGMENT = 'The request target has a fragment (#); a request target has none (RFC 9112 section 3.2).';
 
 function badTarget(detail: string): HgError {

@@ -1,10 +1,16 @@
 import { LRUCache } from 'lru-cache';
 
-type BaseOptions<K extends NonNullable<unknown>, V extends NonNullable<unknown>> = Omit<LRUCache.OptionsBase<K, V, unknown>, 'max' | 'maxSize' | 'sizeCalculation'>;
+type BaseOptions<K extends NonNullable<unknown>, V extends NonNullable<unknown>> = Omit<
+  LRUCache.OptionsBase<K, V, unknown>,
+  'max' | 'maxSize' | 'sizeCalculation'
+>;
 
 /** Bounded by count alone (every entry weighs 1), or by bytes as well (each entry weighs its size). */
 type GrowingOptions<K extends NonNullable<unknown>, V extends NonNullable<unknown>> = BaseOptions<K, V> &
-  ({ readonly maxSize?: undefined; readonly sizeCalculation?: undefined } | { readonly maxSize: number; readonly sizeCalculation?: LRUCache.SizeCalculator<K, V> });
+  (
+    | { readonly maxSize?: undefined; readonly sizeCalculation?: undefined }
+    | { readonly maxSize: number; readonly sizeCalculation?: LRUCache.SizeCalculator<K, V> }
+  );
 
 /**
  * An LRUCache bounded by count (`maxEntries`) and optionally by bytes (`maxSize`) whose slot
@@ -22,11 +28,7 @@ export class GrowingLru<K extends NonNullable<unknown>, V extends NonNullable<un
   readonly #countOnly: boolean;
 
   constructor(maxEntries: number, options: GrowingOptions<K, V> = {}) {
-    super(
-      options.maxSize === undefined
-        ? { ...options, maxSize: maxEntries, sizeCalculation: () => 1 }
-        : { ...options, maxSize: options.maxSize },
-    );
+    super(options.maxSize === undefined ? { ...options, maxSize: maxEntries, sizeCalculation: () => 1 } : { ...options, maxSize: options.maxSize });
     this.maxEntries = maxEntries;
     this.#countOnly = options.maxSize === undefined;
   }

@@ -32,7 +32,11 @@ export function jsonMediaType(header: string | undefined): string | null {
     const eq = param.indexOf('=');
     if (eq === -1) continue;
     const name = param.slice(0, eq).trim().toLowerCase();
-    const value = param.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+    const value = param
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1')
+      .toLowerCase();
     if (name === 'charset' && value !== 'utf-8' && value !== 'utf8') return null;
   }
   const media = mediaTypeOf(header);

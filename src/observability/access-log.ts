@@ -76,11 +76,30 @@ export class AccessLogWriter {
    * rest comes from the client (the client address from X-Forwarded-For, with server.trustProxy)
    * and is escaped.
    */
-  write(reqId: string, method: string | undefined, url: string, status: number, bytes: number, ms: number, upstreamMs: number, cache: string, sub: string | undefined, client: string | undefined, userAgent: string | undefined, endedAt: number): void {
+  write(
+    reqId: string,
+    method: string | undefined,
+    url: string,
+    status: number,
+    bytes: number,
+    ms: number,
+    upstreamMs: number,
+    cache: string,
+    sub: string | undefined,
+    client: string | undefined,
+    userAgent: string | undefined,
+    endedAt: number,
+  ): void {
     if (!this.enabled) return;
     const bound =
-      FIXED_BYTES + reqId.length + (method?.length ?? 0) + cache.length + jsonStringBound(url) +
-      (sub === undefined ? 0 : jsonStringBound(sub)) + (client === undefined ? 0 : jsonStringBound(client)) + (userAgent === undefined ? 0 : jsonStringBound(userAgent));
+      FIXED_BYTES +
+      reqId.length +
+      (method?.length ?? 0) +
+      cache.length +
+      jsonStringBound(url) +
+      (sub === undefined ? 0 : jsonStringBound(sub)) +
+      (client === undefined ? 0 : jsonStringBound(client)) +
+      (userAgent === undefined ? 0 : jsonStringBound(userAgent));
     if (this.#used + bound > this.#pending.length) this.flush();
     // The first line of a batch reads the wall clock again: it may have been stepped while idle.
     if (this.#used === 0) this.#wallOffset = Date.now() - performance.now();

@@ -51,16 +51,21 @@ const REDACT = ['authorization', 'token', 'headers.authorization', '*.authorizat
  * each line as it is logged, as from pino.
  */
 export function createLogger(level: LogLevel, write?: (line: string) => void, options: LoggerOptions = {}): Logger {
-  const sink = write === undefined ? new StdoutSink(1, { maxBytes: options.maxBufferBytes ?? DEFAULT_LOG_BUFFER_BYTES, shared: options.sharedStdout === true }) : null;
+  const sink =
+    write === undefined ? new StdoutSink(1, { maxBytes: options.maxBufferBytes ?? DEFAULT_LOG_BUFFER_BYTES, shared: options.sharedStdout === true }) : null;
   const base = options.workerId === undefined ? { pid: process.pid } : { pid: process.pid, worker: options.workerId };
-  const main: Pino = pino({ level, redact: REDACT, base }, sink === null ? { write: write as (line: string) => void } : { write: (line: string) => sink.write(line) });
+  const main: Pino = pino(
+    { level, redact: REDACT, base },
+    sink === null ? { write: write as (line: string) => void } : { write: (line: string) => sink.write(line) },
+  );
   const access =
     sink === null
       ? new AccessLogWriter((chunk) => splitLines(chunk.toString('utf8'), write as (line: string) => void), 0, options.workerId)
       : new AccessLogWriter((chunk) => sink.write(chunk), undefined, options.workerId);
   access.enabled = level !== 'silent';
   if (sink !== null) {
-    sink.recovered = (dropped) => main.warn({ event: 'log-dropped', dropped }, `${dropped} log lines were dropped: the reader of stdout fell behind by more than log.maxBufferBytes`);
+    sink.recovered = (dropped) =>
+      main.warn({ event: 'log-dropped', dropped }, `${dropped} log lines were dropped: the reader of stdout fell behind by more than log.maxBufferBytes`);
   }
   return {
     debug: (msg, fields) => main.debug(fields ?? {}, msg),

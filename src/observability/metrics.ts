@@ -1,4 +1,13 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricType, type MetricValueWithName } from 'prom-client';
+import {
+  collectDefaultMetrics,
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  type MetricObjectWithValues,
+  type MetricType,
+  type MetricValueWithName,
+} from 'prom-client';
 import { LATENCY_BUCKETS_MS, RequestStats } from './request-stats.ts';
 
 /** Counted by the response cache; plain fields so a hit costs one addition. */
@@ -61,7 +70,13 @@ class RequestDurationHistogram extends Histogram<RequestLabel> {
   readonly #stats: RequestStats;
 
   constructor(stats: RequestStats, registry: Registry) {
-    super({ name: REQUEST_DURATION, help: REQUEST_DURATION_HELP, labelNames: ['route', 'method', 'status'], buckets: LATENCY_BUCKETS_MS.map((ms) => ms / 1000), registers: [registry] });
+    super({
+      name: REQUEST_DURATION,
+      help: REQUEST_DURATION_HELP,
+      labelNames: ['route', 'method', 'status'],
+      buckets: LATENCY_BUCKETS_MS.map((ms) => ms / 1000),
+      registers: [registry],
+    });
     this.#stats = stats;
   }
 
@@ -71,7 +86,13 @@ class RequestDurationHistogram extends Histogram<RequestLabel> {
   }
 
   override async get(): Promise<MetricObjectWithValues<MetricValueWithName<RequestLabel | 'le'>>> {
-    const base = { name: REQUEST_DURATION, help: REQUEST_DURATION_HELP, type: 'histogram' as unknown as MetricType, aggregator: 'sum' as const, collect: () => {} };
+    const base = {
+      name: REQUEST_DURATION,
+      help: REQUEST_DURATION_HELP,
+      type: 'histogram' as unknown as MetricType,
+      aggregator: 'sum' as const,
+      collect: () => {},
+    };
     const values: MetricValueWithName<RequestLabel | 'le'>[] = [];
     for (const cell of this.#stats.cells()) {
       const labels = { route: cell.route, method: cell.method, status: cell.status };
@@ -124,16 +145,40 @@ export class Metrics implements UpstreamObserver {
       },
     });
     new RequestDurationHistogram(requests, this.registry);
-    new Gauge({ name: 'hypergate_http_requests_in_flight', help: 'Requests being answered now', registers, collect() { this.set(self.inFlight); } });
+    new Gauge({
+      name: 'hypergate_http_requests_in_flight',
+      help: 'Requests being answered now',
+      registers,
+      collect() {
+        this.set(self.inFlight);
+      },
+    });
     const tally = (name: string, help: string, read: () => number): void => {
-      new Counter({ name, help, registers, collect() { this.reset(); this.inc(read()); } });
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          this.inc(read());
+        },
+      });
     };
     tally('hypergate_cache_hits_total', 'Requests answered from a fresh cache entry', () => this.cache.hits);
     tally('hypergate_cache_misses_total', 'Cache lookups that found nothing fresh', () => this.cache.misses);
     tally('hypergate_cache_stale_total', 'Stale cache entries served', () => this.cache.stale);
     tally('hypergate_cache_evictions_total', 'Cache entries evicted to respect cache.maxEntries or cache.maxBytes', () => this.cache.evictions);
-    tally('hypergate_log_lines_dropped_total', 'Log lines dropped because the reader of stdout fell behind by more than log.maxBufferBytes (or was gone)', () => this.#logLinesDropped());
-    new Gauge({ name: 'hypergate_cache_entries', help: 'Entries in the response cache', registers, collect() { this.set(self.#cacheEntries()); } });
+    tally('hypergate_log_lines_dropped_total', 'Log lines dropped because the reader of stdout fell behind by more than log.maxBufferBytes (or was gone)', () =>
+      this.#logLinesDropped(),
+    );
+    new Gauge({
+      name: 'hypergate_cache_entries',
+      help: 'Entries in the response cache',
+      registers,
+      collect() {
+        this.set(self.#cacheEntries());
+      },
+    });
     tally('hypergate_token_cache_hits_total', 'Requests whose token was found in the verified-token cache', () => this.tokens.cacheHits);
     new Counter<'result'>({
       name: 'hypergate_token_verifications_total',
@@ -147,7 +192,14 @@ export class Metrics implements UpstreamObserver {
         this.inc({ result: 'keys_unavailable' }, self.tokens.keysUnavailable);
       },
     });
-    new Gauge({ name: 'hypergate_token_cache_bytes', help: 'Bytes charged to the verified-token cache (bounded by auth.tokenCacheMaxBytes)', registers, collect() { this.set(self.#tokenCacheBytes()); } });
+    new Gauge({
+      name: 'hypergate_token_cache_bytes',
+      help: 'Bytes charged to the verified-token cache (bounded by auth.tokenCacheMaxBytes)',
+      registers,
+      collect() {
+        this.set(self.#tokenCacheBytes());
+      },
+    });
     const jwks = this.jwks;
     new Counter<'result'>({
       name: 'hypergate_jwks_fetches_total',
@@ -169,10 +221,31 @@ export class Metrics implements UpstreamObserver {
         this.set(self.#jwksAgeSeconds());
       },
     });
-    this.#upstreamTotal = new Counter({ name: 'hypergate_upstream_requests_total', help: 'Requests to upstream services, by service and outcome', labelNames: ['service', 'outcome'], registers });
-    this.#upstreamSeconds = new Histogram({ name: 'hypergate_upstream_request_duration_seconds', help: 'Upstream request time until the whole body was read, in seconds', labelNames: ['service', 'outcome'], buckets: UPSTREAM_BUCKETS_S, registers });
-    this.#upstreamRetries = new Counter({ name: 'hypergate_upstream_retries_total', help: 'Upstream requests sent again after a refused or reset connection', labelNames: ['service'], registers });
-    this.#passthroughCuts = new Counter({ name: 'hypergate_passthrough_cut_total', help: 'Pass-through answers cut after their status was sent, by route pattern and reason (upstream_lost: the upstream broke off; upstream_idle: it sent nothing for the idle time-out)', labelNames: ['route', 'reason'], registers });
+    this.#upstreamTotal = new Counter({
+      name: 'hypergate_upstream_requests_total',
+      help: 'Requests to upstream services, by service and outcome',
+      labelNames: ['service', 'outcome'],
+      registers,
+    });
+    this.#upstreamSeconds = new Histogram({
+      name: 'hypergate_upstream_request_duration_seconds',
+      help: 'Upstream request time until the whole body was read, in seconds',
+      labelNames: ['service', 'outcome'],
+      buckets: UPSTREAM_BUCKETS_S,
+      registers,
+    });
+    this.#upstreamRetries = new Counter({
+      name: 'hypergate_upstream_retries_total',
+      help: 'Upstream requests sent again after a refused or reset connection',
+      labelNames: ['service'],
+      registers,
+    });
+    this.#passthroughCuts = new Counter({
+      name: 'hypergate_passthrough_cut_total',
+      help: 'Pass-through answers cut after their status was sent, by route pattern and reason (upstream_lost: the upstream broke off; upstream_idle: it sent nothing for the idle time-out)',
+      labelNames: ['route', 'reason'],
+      registers,
+    });
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }
 

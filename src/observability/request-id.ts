@@ -15,8 +15,17 @@ export function isSafeRequestId(value: string): boolean {
   for (let i = 0; i < length; i++) {
     const c = value.charCodeAt(i);
     const ok =
-      (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) ||
-      c === 45 || c === 46 || c === 95 || c === 58 || c === 47 || c === 43 || c === 61 || c === 64;
+      (c >= 48 && c <= 57) ||
+      (c >= 65 && c <= 90) ||
+      (c >= 97 && c <= 122) ||
+      c === 45 ||
+      c === 46 ||
+      c === 95 ||
+      c === 58 ||
+      c === 47 ||
+      c === 43 ||
+      c === 61 ||
+      c === 64;
     if (!ok) return false;
   }
   return true;

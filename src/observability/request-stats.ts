@@ -11,14 +11,22 @@ export const LATENCY_BUCKETS_MS: readonly number[] = [0.5, 1, 2.5, 5, 10, 25, 50
 
 function methodIndex(method: string | undefined): number {
   switch (method) {
-    case 'GET': return 0;
-    case 'HEAD': return 1;
-    case 'POST': return 2;
-    case 'PUT': return 3;
-    case 'DELETE': return 4;
-    case 'PATCH': return 5;
-    case 'OPTIONS': return 6;
-    default: return 7;
+    case 'GET':
+      return 0;
+    case 'HEAD':
+      return 1;
+    case 'POST':
+      return 2;
+    case 'PUT':
+      return 3;
+    case 'DELETE':
+      return 4;
+    case 'PATCH':
+      return 5;
+    case 'OPTIONS':
+      return 6;
+    default:
+      return 7;
   }
 }
 
@@ -55,7 +63,14 @@ export class RequestStats {
     const key = status * 8 + m;
     let cell = cells.get(key);
     if (cell === undefined) {
-      cell = { route: this.#routes[route] ?? 'unmatched', method: METHODS[m] as string, status, count: 0, sumMs: 0, buckets: new Float64Array(LATENCY_BUCKETS_MS.length + 1) };
+      cell = {
+        route: this.#routes[route] ?? 'unmatched',
+        method: METHODS[m] as string,
+        status,
+        count: 0,
+        sumMs: 0,
+        buckets: new Float64Array(LATENCY_BUCKETS_MS.length + 1),
+      };
       cells.set(key, cell);
     }
     cell.count++;

@@ -184,7 +184,7 @@ export class StdoutSink {
 
   #writeFile(bytes: Buffer): void {
     try {
-      for (let at = 0; at < bytes.length; ) at += writeSync(this.#fd, bytes, at);
+      for (let at = 0; at < bytes.length;) at += writeSync(this.#fd, bytes, at);
     } catch {
       // ENOSPC, EIO: the file cannot take them; counted, never retried.
       this.#dropped += linesIn(bytes);

@@ -91,8 +91,12 @@ function passthroughOperation(
     operationId: doc.operationId,
     summary: method === 'HEAD' ? `${doc.summary} (headers only)` : doc.summary,
     description: doc.description,
-    ...(doc.params.length > 0 ? { parameters: doc.params.map((p) => ({ name: p.name, in: p.in, required: p.required, description: p.description, schema: p.schema })) } : {}),
-    ...(passthrough.body ? { requestBody: { required: false, description: 'Streamed to the upstream as it arrives.', content: { '*/*': { schema: {} } } } } : {}),
+    ...(doc.params.length > 0
+      ? { parameters: doc.params.map((p) => ({ name: p.name, in: p.in, required: p.required, description: p.description, schema: p.schema })) }
+      : {}),
+    ...(passthrough.body
+      ? { requestBody: { required: false, description: 'Streamed to the upstream as it arrives.', content: { '*/*': { schema: {} } } } }
+      : {}),
     security: securityOf(doc),
     responses: {
       ...(passthrough.websocket

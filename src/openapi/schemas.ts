@@ -86,7 +86,9 @@ export function componentSchemas(table: ResourceTable, root: Resource): Record<s
   const rootLinks = Object.fromEntries(Object.entries(root.links).map(([rel, link]) => [rel, typeof link === 'string' ? path : templatedJson]));
   // The root's own fields: only `public` (the relations anyone may read), when some resource is public.
   const rootFields: Record<string, JsonSchema> =
-    root.fields['public'] === undefined ? {} : { public: { type: 'array', items: { type: 'string' }, description: 'Relations of links whose reads need no credentials.' } };
+    root.fields['public'] === undefined
+      ? {}
+      : { public: { type: 'array', items: { type: 'string' }, description: 'Relations of links whose reads need no credentials.' } };
   return {
     HalLink: { type: 'object', required: ['href'], properties: { href: { type: 'string' }, templated: { type: 'boolean' } } },
     ...(Object.assign({}, ...table.resources.map(resourceSchemas)) as Record<string, JsonSchema>),

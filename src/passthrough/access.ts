@@ -27,5 +27,7 @@ export async function routeAccess(req: IncomingMessage, route: CompiledRoute, pa
   if (route.public && (req.method === 'GET' || req.method === 'HEAD')) {
     return await authorizePublicRead(req, { verifier, auth }, limiter === null ? null : { verifier, auth, limiter, clientAddress }, route.scope);
   }
-  return await (limiter === null ? authorize(req, { verifier, auth }, route.scope) : authorizeLimited(req, { verifier, auth, limiter, clientAddress }, route.scope));
+  return await (limiter === null
+    ? authorize(req, { verifier, auth }, route.scope)
+    : authorizeLimited(req, { verifier, auth, limiter, clientAddress }, route.scope));
 }

@@ -109,7 +109,8 @@ export function readBody(req: IncomingMessage, res: HgResponse, maxBytes: number
     };
     const onEnd = (): void => {
       cleanup();
-      if (answeredEarly(req)) reject(new HgError('HG_ERR_REQUEST_TIMEOUT', { detail: 'The request was answered before its body arrived; it was not acted on.' }));
+      if (answeredEarly(req))
+        reject(new HgError('HG_ERR_REQUEST_TIMEOUT', { detail: 'The request was answered before its body arrived; it was not acted on.' }));
       else resolve(Buffer.concat(chunks, size));
     };
     const onError = (err: Error): void => {

@@ -29,7 +29,7 @@ export function clientAddressRule(trustProxy: readonly string[]): ClientAddressO
     if (peer === undefined || typeof forwarded !== 'string' || !isTrusted(peer)) return peer;
     let client = peer;
     // Repeated X-Forwarded-For fields arrive joined with ", " (joinDuplicateHeaders), in order.
-    for (let end = forwarded.length; end > 0; ) {
+    for (let end = forwarded.length; end > 0;) {
       const comma = forwarded.lastIndexOf(',', end - 1);
       const hop = forwarded.slice(comma + 1, end).trim();
       end = comma;

@@ -18,7 +18,13 @@ export interface ProblemBody {
 export function problemBody(err: HgError): ProblemBody {
   const def = ERRORS[err.code];
   const who = err.identity ?? { slug: def.slug, title: def.title, code: err.code };
-  const body: Record<string, ProblemValue> = { type: `${PROBLEM_TYPE_BASE}${who.slug}`, title: who.title, status: def.status, detail: err.detail, code: who.code };
+  const body: Record<string, ProblemValue> = {
+    type: `${PROBLEM_TYPE_BASE}${who.slug}`,
+    title: who.title,
+    status: def.status,
+    detail: err.detail,
+    code: who.code,
+  };
   for (const [member, value] of Object.entries(err.extensions ?? {})) if (!(member in body)) body[member] = value;
   return body as ProblemBody;
 }
@@ -36,7 +42,11 @@ export interface ProblemRecord {
  * header fields after them.
  */
 export function problemRecord(err: HgError): ProblemRecord {
-  return { status: err.status, headers: { 'Content-Type': PROBLEM_CONTENT_TYPE, 'Cache-Control': 'no-store', ...err.headers }, body: JSON.stringify(problemBody(err)) };
+  return {
+    status: err.status,
+    headers: { 'Content-Type': PROBLEM_CONTENT_TYPE, 'Cache-Control': 'no-store', ...err.headers },
+    body: JSON.stringify(problemBody(err)),
+  };
 }
 
 /** The bytes of a whole HTTP/1.1 error answer, for sockets that have no ServerResponse (parse errors). */

@@ -52,14 +52,23 @@ function paramsWithin(t: PathTemplate | null, known: readonly string[], key: str
 function checkPublic(at: string, r: ResourceConfig, config: Config, problems: string[]): void {
   if (!r.methods.includes('GET')) problems.push(`${at}.public: lets only GET and HEAD through without credentials, and ${at}.methods has no "GET"`);
   const ownerClaim = r.owner === null ? null : (r.owner.claim ?? config.auth.ownerClaim);
-  if (ownerClaim !== null) problems.push(`${at}.public: an anonymous caller owns nothing, so the owner rule (claim "${ownerClaim}") would refuse every public read; set ${at}.owner to null, or drop public`);
-  if ((r.vary?.claims.length ?? 0) > 0) problems.push(`${at}.public: an anonymous caller has no claims, so ${at}.vary.claims would keep nothing apart; vary by headers only, or drop public`);
+  if (ownerClaim !== null)
+    problems.push(
+      `${at}.public: an anonymous caller owns nothing, so the owner rule (claim "${ownerClaim}") would refuse every public read; set ${at}.owner to null, or drop public`,
+    );
+  if ((r.vary?.claims.length ?? 0) > 0)
+    problems.push(`${at}.public: an anonymous caller has no claims, so ${at}.vary.claims would keep nothing apart; vary by headers only, or drop public`);
   const service = servicesOf(config).get(r.service);
   if (service === undefined) return; // named by the service check
-  const forwarded = [...(Object.keys(service.forwardClaims).length > 0 ? ['forwardClaims'] : []), ...(service.forwardAuthorization ? ['forwardAuthorization'] : [])];
+  const forwarded = [
+    ...(Object.keys(service.forwardClaims).length > 0 ? ['forwardClaims'] : []),
+    ...(service.forwardAuthorization ? ['forwardAuthorization'] : []),
+  ];
   if (forwarded.length > 0) {
     const key = r.service === 'upstream' ? 'upstream' : `upstreams.${r.service}`;
-    problems.push(`${at}.public: the service "${r.service}" is told who asks (${forwarded.map((f) => `${key}.${f}`).join(', ')}), so one caller's answer would be shared with anonymous callers; serve it from a service without them, or drop public`);
+    problems.push(
+      `${at}.public: the service "${r.service}" is told who asks (${forwarded.map((f) => `${key}.${f}`).join(', ')}), so one caller's answer would be shared with anonymous callers; serve it from a service without them, or drop public`,
+    );
   }
 }
 
@@ -84,7 +93,10 @@ function claimPaths(t: PathTemplate | null, params: Readonly<Record<string, stri
     if (shared === null) continue;
     refused = true;
     if (t.shape === other.typed.template.shape) problems.push(`${key}: ${t.text} collides with ${other.label} (the same paths would match both)`);
-    else problems.push(`${key}: ${t.text} overlaps ${other.label}: both match ${shared}, so one path would name two resources; make a literal segment differ, or give the parameter a type the literal does not fit`);
+    else
+      problems.push(
+        `${key}: ${t.text} overlaps ${other.label}: both match ${shared}, so one path would name two resources; make a literal segment differ, or give the parameter a type the literal does not fit`,
+      );
   }
   if (!refused) claimed.push({ typed, label: `${key} (${t.text})` });
 }
@@ -109,7 +121,10 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
     problems.push(`${at}.upstream: must name the item's own parameter {${itemParam}} (else every item reads the same upstream path)`);
   if (!servicesOf(config).has(r.service)) problems.push(`${at}.service: "${r.service}" is not a declared service ("upstream" or a key of upstreams)`);
   pointer(r.record, `${at}.record`, problems);
-  if (r.vary !== null && r.sharedAcrossIdentities) problems.push(`${at}.sharedAcrossIdentities: not allowed together with ${at}.vary (one says what the answer depends on, the other that it depends on nothing)`);
+  if (r.vary !== null && r.sharedAcrossIdentities)
+    problems.push(
+      `${at}.sharedAcrossIdentities: not allowed together with ${at}.vary (one says what the answer depends on, the other that it depends on nothing)`,
+    );
   for (const header of r.vary?.headers ?? []) if (!HEADER_NAME.test(header)) problems.push(`${at}.vary.headers: "${header}" is not a header name`);
   for (const key of ['fields', 'exposeFields'] as const) {
     for (const field of r[key]) if (RESERVED_FIELDS.has(field)) problems.push(`${at}.${key}: "${field}" is always part of the representation or reserved`);
@@ -145,7 +160,8 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
     }
   }
   if (r.public) checkPublic(at, r, config, problems);
-  if (r.owner !== null && item !== null && !params.includes(r.owner.param)) problems.push(`${at}.owner.param: {${r.owner.param}} is not a parameter of ${at}.path`);
+  if (r.owner !== null && item !== null && !params.includes(r.owner.param))
+    problems.push(`${at}.owner.param: {${r.owner.param}} is not a parameter of ${at}.path`);
   claimPaths(item, r.params, `${at}.path`, claimed, problems);
   const c = r.collection;
   if (c === null) return;
@@ -199,7 +215,10 @@ function checkLinkTargets(config: Config, problems: string[]): void {
       if (PathTemplate.problem(text) !== null) continue; // already named as a bad template
       // A link's value comes from a record at run time: one that does not fit the target's type is left out then.
       const link = PathTemplate.parse(text);
-      if (!routes.some((route) => link.mayLeadTo(route))) problems.push(`${key}: ${text} is not a path of this gateway (no resource's path or collection.path matches it), so following it would answer 404; declare that resource, or set the link to null to drop it`);
+      if (!routes.some((route) => link.mayLeadTo(route)))
+        problems.push(
+          `${key}: ${text} is not a path of this gateway (no resource's path or collection.path matches it), so following it would answer 404; declare that resource, or set the link to null to drop it`,
+        );
     }
   }
 }

@@ -59,7 +59,16 @@ export class EntryStore {
   entry(resource: Resource, how: EntryOptions): CacheEntry {
     const json = FORMATS[JSON_INDEX] as (typeof FORMATS)[number];
     const { freshness, validator = null, vary = this.vary } = how;
-    const rep = new Representation(renderBody(resource, json), json.contentType, freshness.cacheControl, freshness.storedAtMs, freshness.expiresAtMs, vary, freshness.staleAllowed, etagFor(validator, JSON_INDEX));
+    const rep = new Representation(
+      renderBody(resource, json),
+      json.contentType,
+      freshness.cacheControl,
+      freshness.storedAtMs,
+      freshness.expiresAtMs,
+      vary,
+      freshness.staleAllowed,
+      etagFor(validator, JSON_INDEX),
+    );
     return new CacheEntry([rep], freshness, how.groups, how.embeddedRel, validator);
   }
 

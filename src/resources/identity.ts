@@ -48,7 +48,10 @@ export function compileVary(config: Config, r: ResourceConfig, table: ClaimTable
 function normalised(value: string | string[] | undefined): string | null {
   if (value === undefined) return null;
   const text = Array.isArray(value) ? value.join(',') : value;
-  return text.trim().replace(/[ \t]+/g, ' ').toLowerCase();
+  return text
+    .trim()
+    .replace(/[ \t]+/g, ' ')
+    .toLowerCase();
 }
 
 /**
@@ -60,7 +63,8 @@ export function identityKey(path: string, vary: CompiledVary, claims: readonly C
   const parts: (string | number | null)[] = [];
   for (const [name, index] of vary.claims) {
     const value = claims?.[index];
-    if (value === OVERSIZED_CLAIM) throw new HgError('HG_ERR_CLAIM_NOT_FORWARDABLE', { detail: `The token's ${name} claim is too long to tell whose answer this is.` });
+    if (value === OVERSIZED_CLAIM)
+      throw new HgError('HG_ERR_CLAIM_NOT_FORWARDABLE', { detail: `The token's ${name} claim is too long to tell whose answer this is.` });
     parts.push(value ?? null);
   }
   for (const header of vary.headers) parts.push(normalised(req.headers[header]));

@@ -21,7 +21,13 @@ export class JsonPointer {
   static compile(text: string): JsonPointer {
     const problem = JsonPointer.problem(text);
     if (problem !== null) throw new Error(`${JSON.stringify(text)}: ${problem}`);
-    const tokens = text === '' ? [] : text.slice(1).split('/').map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
+    const tokens =
+      text === ''
+        ? []
+        : text
+            .slice(1)
+            .split('/')
+            .map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
     return new JsonPointer(text, tokens);
   }
 

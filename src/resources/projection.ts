@@ -49,7 +49,5 @@ function liesBelow(outer: PathTemplate, inner: PathTemplate): boolean {
 
 /** For a template: the items it lies below, each as the prefix template to build its path from our values. */
 export function ancestorsOf(t: PathTemplate, items: readonly PathTemplate[]): readonly Projection[] {
-  return items
-    .filter((item) => liesBelow(t, item))
-    .map((item) => new Projection(t.params, prefixThrough(t, item.params.length)));
+  return items.filter((item) => liesBelow(t, item)).map((item) => new Projection(t.params, prefixThrough(t, item.params.length)));
 }

@@ -111,7 +111,9 @@ function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access): R
       : (req: IncomingMessage, res: HgResponse, path: string): void | Promise<void> => {
           const values: ParamValue[] = [];
           if (!r.item.match(path, r.types, values)) throw routeNotFound();
-          return andThen(rule(access, req, r, values), ({ claims }: Principal) => reader.respond(req, res, keyFor(r, readItemQuery(model, path, req.url ?? ''), claims, req), values, claims));
+          return andThen(rule(access, req, r, values), ({ claims }: Principal) =>
+            reader.respond(req, res, keyFor(r, readItemQuery(model, path, req.url ?? ''), claims, req), values, claims),
+          );
         };
   const errors: HgErrorCode[] = [
     'HG_ERR_ROUTE_NOT_FOUND',
@@ -181,7 +183,13 @@ function collectionRoutes(r: CompiledResource, c: CompiledCollection, parts: Ser
       scopes: access.scopesOf(r, true),
       public: r.public,
       ok: { description: `The ${r.name}.`, content: { 'application/json': name, 'application/hal+json': `${name}Hal` } },
-      errors: ['HG_ERR_ROUTE_NOT_FOUND', ...(parent === null ? [] : (['HG_ERR_RESOURCE_NOT_FOUND'] as const)), 'HG_ERR_INVALID_QUERY', ...ownership, ...upstreamErrors(r.service)],
+      errors: [
+        'HG_ERR_ROUTE_NOT_FOUND',
+        ...(parent === null ? [] : (['HG_ERR_RESOURCE_NOT_FOUND'] as const)),
+        'HG_ERR_INVALID_QUERY',
+        ...ownership,
+        ...upstreamErrors(r.service),
+      ],
       ...(parent === null ? {} : { notFound: parent.resource.notFound().identity }),
     },
     (path) => c.path.fits(path, c.types),

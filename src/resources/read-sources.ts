@@ -136,7 +136,8 @@ export class CollectionSource implements Source {
       const parent = c.parent();
       const parentReader = parent === null ? undefined : this.#items.get(parent.resource);
       // Throws the parent's own 404 (customer-not-found) when it is the parent that is missing.
-      if (parent !== null && parentReader !== undefined) await parentReader.fetch(parentKey(parent.resource, parent.path.build(values), call), parent.path.values(values), call);
+      if (parent !== null && parentReader !== undefined)
+        await parentReader.fetch(parentKey(parent.resource, parent.path.build(values), call), parent.path.values(values), call);
       throw entries.storeAbsent(key, keyGroups(key, c.groups(values)), this, ticket);
     }
     const freshness = entries.upstreamFreshness(result, r.maxAgeSeconds);

@@ -95,13 +95,19 @@ export function itemFromRecord(r: CompiledResource, value: unknown, values: read
     }
     const type = r.fieldTypes[field];
     const present = Object.hasOwn(record, field);
-    if (!present || (type !== undefined && !hasType(record[field], type))) throw invalid(r, 'record', `${field} is missing${type === undefined ? '' : ` or not a${type === 'integer' || type === 'object' || type === 'array' ? 'n' : ''} ${type}`}`);
+    if (!present || (type !== undefined && !hasType(record[field], type)))
+      throw invalid(
+        r,
+        'record',
+        `${field} is missing${type === undefined ? '' : ` or not a${type === 'integer' || type === 'object' || type === 'array' ? 'n' : ''} ${type}`}`,
+      );
     fields[field] = renderable(r, field, record[field]);
   }
   for (const field of r.exposeFields) {
     if (!Object.hasOwn(record, field)) continue;
     const type = r.fieldTypes[field];
-    if (type !== undefined && !hasType(record[field], type)) throw invalid(r, 'record', `${field} is not a${type === 'integer' || type === 'object' || type === 'array' ? 'n' : ''} ${type}`);
+    if (type !== undefined && !hasType(record[field], type))
+      throw invalid(r, 'record', `${field} is not a${type === 'integer' || type === 'object' || type === 'array' ? 'n' : ''} ${type}`);
     fields[field] = renderable(r, field, record[field]);
   }
   return { fields, links: linksOf(self, r.links, values, record) };

@@ -80,7 +80,12 @@ export class PathTemplate {
 
   /** Literal segments and parameter slots (null), for prefix comparisons between templates. */
   get segments(): readonly (string | null)[] {
-    return this.text === '/' ? [] : this.text.slice(1).split('/').map((s) => (PARAM_SEGMENT.test(s) ? null : s));
+    return this.text === '/'
+      ? []
+      : this.text
+          .slice(1)
+          .split('/')
+          .map((s) => (PARAM_SEGMENT.test(s) ? null : s));
   }
 
   /**

@@ -59,7 +59,8 @@ export function answered(run: WriteRun, result: WriteResult, ticket: number): Id
   // The change is made: the cache is told before anything else can fail.
   invalidateAfter(run);
   if (method === 'DELETE' || result.json === undefined) {
-    if (method === 'POST') throw new HgError('HG_ERR_UPSTREAM_BAD_GATEWAY', { detail: `${r.service.who} answered the POST without the created ${r.singular}.` });
+    if (method === 'POST')
+      throw new HgError('HG_ERR_UPSTREAM_BAD_GATEWAY', { detail: `${r.service.who} answered the POST without the created ${r.singular}.` });
     return { status: 204, headers: {}, body: '' };
   }
   let itemPath = path;

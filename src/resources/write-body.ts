@@ -29,7 +29,10 @@ function unprocessable(errors: FieldError[]): HgError {
   const named = errors.map((e) => (e.pointer === '' || e.pointer === '/' ? e.detail : `${e.pointer.slice(1)} ${e.detail}`));
   // RFC 9457 section 3.2: the failing fields as an extension member, each with a JSON pointer into the body.
   const list = named.join('; ');
-  return new HgError('HG_ERR_UNPROCESSABLE', { detail: `The request body cannot be applied: ${list.endsWith('.') ? list : `${list}.`}`, extensions: { errors: errors.map((e) => ({ pointer: e.pointer, detail: e.detail })) } });
+  return new HgError('HG_ERR_UNPROCESSABLE', {
+    detail: `The request body cannot be applied: ${list.endsWith('.') ? list : `${list}.`}`,
+    extensions: { errors: errors.map((e) => ({ pointer: e.pointer, detail: e.detail })) },
+  });
 }
 
 /** The pointer of a top-level member, for field errors. */
@@ -58,11 +61,14 @@ export function checkBody(r: CompiledResource, bytes: Buffer, patch: boolean, fi
     text = utf8.decode(bytes);
     value = JSON.parse(text);
   } catch {
-    const detail = startsWithBom(bytes) ? 'The request body starts with a byte order mark, which JSON sent over a network must not (RFC 8259 section 8.1).' : 'The request body is not valid JSON (UTF-8, RFC 8259).';
+    const detail = startsWithBom(bytes)
+      ? 'The request body starts with a byte order mark, which JSON sent over a network must not (RFC 8259 section 8.1).'
+      : 'The request body is not valid JSON (UTF-8, RFC 8259).';
     throw new HgError('HG_ERR_INVALID_BODY', { detail });
   }
   const problem = jsonTextProblem(text, maxDepth);
-  if (problem?.kind === 'depth') throw new HgError('HG_ERR_INVALID_BODY', { detail: `The request body is nested deeper than ${maxDepth} levels (server.maxBodyDepth).` });
+  if (problem?.kind === 'depth')
+    throw new HgError('HG_ERR_INVALID_BODY', { detail: `The request body is nested deeper than ${maxDepth} levels (server.maxBodyDepth).` });
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw unprocessable([{ pointer: '', detail: 'it must be a JSON object' }]);
   if (problem !== null) throw unprocessable([{ pointer: problem.pointer, detail: TEXT_PROBLEM_DETAIL[problem.kind] }]);
   const body = value as Record<string, unknown>;
@@ -73,7 +79,11 @@ export function checkBody(r: CompiledResource, bytes: Buffer, patch: boolean, fi
   for (const field of fixed) {
     if (!Object.hasOwn(body, field.name)) continue;
     // A POST's new item gets its identifier from the upstream: one sent would be ignored, or worse.
-    if (field.value === null) errors.push({ pointer: pointerTo(field.name), detail: `is the new ${r.singular}'s identifier, which the upstream service assigns; leave it out (a PUT to the item's path with If-None-Match: * creates one under an identifier of your choosing)` });
+    if (field.value === null)
+      errors.push({
+        pointer: pointerTo(field.name),
+        detail: `is the new ${r.singular}'s identifier, which the upstream service assigns; leave it out (a PUT to the item's path with If-None-Match: * creates one under an identifier of your choosing)`,
+      });
     else if (paramFromValue(field.type, body[field.name]) !== field.value) {
       errors.push({ pointer: pointerTo(field.name), detail: `must equal the path's ${field.name} (${field.value}) or be left out` });
     }

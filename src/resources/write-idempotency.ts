@@ -27,7 +27,9 @@ export function fingerprintOf(method: string, path: string, body: Buffer | undef
 /** Who an Idempotency-Key belongs to within one realm: the token's subject, or (no `sub`) the token itself (the Authorization header, hashed). */
 export function idempotencyScope(authorization: string | undefined, subject: string | undefined): string {
   if (subject !== undefined) return `sub:${subject}`;
-  return `token:${createHash('sha256').update(authorization ?? '').digest('base64url')}`;
+  return `token:${createHash('sha256')
+    .update(authorization ?? '')
+    .digest('base64url')}`;
 }
 
 /**

@@ -22,7 +22,11 @@ function keyedWrite(run: WriteRun, req: IncomingMessage): KeyedWrite | null {
   const { key, principal, body } = run.checked;
   if (key === null) return null;
   return {
-    scope: realmScope(run.deps.realm, run.deps.ctx.config.auth.issuer ?? tokenIssuer(req.headers.authorization), idempotencyScope(req.headers.authorization, principal.subject)),
+    scope: realmScope(
+      run.deps.realm,
+      run.deps.ctx.config.auth.issuer ?? tokenIssuer(req.headers.authorization),
+      idempotencyScope(req.headers.authorization, principal.subject),
+    ),
     key,
     fingerprint: fingerprintOf(run.op.method, run.path, body),
     ttlSeconds: run.deps.ctx.config.idempotency.ttlSeconds,
@@ -92,7 +96,9 @@ function acknowledged(method: WriteMethod, status: number): boolean {
 function unshowable(run: WriteRun, status: number, unreadable: string | null): HgError {
   const { r, method } = run.op;
   const why = unreadable === null ? 'a redirect the gateway does not follow' : `but ${unreadable}`;
-  return new HgError('HG_ERR_UPSTREAM_BAD_GATEWAY', { detail: `${r.service.who} took the ${method} (status ${status}), ${why}: the change was made, and is not made again for a retry with the same Idempotency-Key.` });
+  return new HgError('HG_ERR_UPSTREAM_BAD_GATEWAY', {
+    detail: `${r.service.who} took the ${method} (status ${status}), ${why}: the change was made, and is not made again for a retry with the same Idempotency-Key.`,
+  });
 }
 
 /** Stages 3 and 4: the upstream's answer, the cache told, the claim told; the final answer, or the problem to answer. */

@@ -2,8 +2,42 @@
  * The sample customer service's data: computed from the id, so any number of customers costs no
  * memory and every run serves the same records.
  */
-const FIRST = ['Ada', 'Grace', 'Alan', 'Edsger', 'Barbara', 'Donald', 'Margaret', 'Ken', 'Radia', 'Tim', 'Frances', 'John', 'Hedy', 'Dennis', 'Katherine', 'Linus'];
-const LAST = ['Lovelace', 'Hopper', 'Turing', 'Dijkstra', 'Liskov', 'Knuth', 'Hamilton', 'Thompson', 'Perlman', 'Berners-Lee', 'Allen', 'McCarthy', 'Lamarr', 'Ritchie', 'Johnson', 'Torvalds'];
+const FIRST = [
+  'Ada',
+  'Grace',
+  'Alan',
+  'Edsger',
+  'Barbara',
+  'Donald',
+  'Margaret',
+  'Ken',
+  'Radia',
+  'Tim',
+  'Frances',
+  'John',
+  'Hedy',
+  'Dennis',
+  'Katherine',
+  'Linus',
+];
+const LAST = [
+  'Lovelace',
+  'Hopper',
+  'Turing',
+  'Dijkstra',
+  'Liskov',
+  'Knuth',
+  'Hamilton',
+  'Thompson',
+  'Perlman',
+  'Berners-Lee',
+  'Allen',
+  'McCarthy',
+  'Lamarr',
+  'Ritchie',
+  'Johnson',
+  'Torvalds',
+];
 const STATUSES = ['active', 'active', 'active', 'inactive', 'suspended', 'pending'];
 const TIERS = ['free', 'standard', 'premium'];
 

@@ -17,7 +17,8 @@ Prints {"event":"listening","url":...} once it listens; SIGTERM or SIGINT stops 
 function whole(name: string, text: string | true | undefined, fallback: number, min: number, max: number): number {
   if (text === undefined) return fallback;
   const value = Number(text);
-  if (typeof text !== 'string' || !/^\d{1,9}$/.test(text) || value < min || value > max) throw new Error(`${name}: expected a whole number from ${min} to ${max}`);
+  if (typeof text !== 'string' || !/^\d{1,9}$/.test(text) || value < min || value > max)
+    throw new Error(`${name}: expected a whole number from ${min} to ${max}`);
   return value;
 }
 

@@ -45,7 +45,8 @@ function members(text: string): string[] {
   let quoted = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (quoted && c === 0x5c) i++; // a quoted-pair: the next character is taken as it is
+    if (quoted && c === 0x5c)
+      i++; // a quoted-pair: the next character is taken as it is
     else if (c === 0x22) quoted = !quoted;
     else if (c === 0x2c && !quoted) {
       parts.push(text.slice(start, i));

@@ -50,7 +50,9 @@ export class RequestHeaders {
     this.#maxClaimBytes = config.maxClaimBytes;
     // By lower-case name, the last one winning, as the headers object they were written into did.
     const forwarded = new Map<string, readonly [string, number, string]>();
-    if (claims !== undefined) for (const [header, claim] of Object.entries(config.forwardClaims)) forwarded.set(header.toLowerCase(), [header.toLowerCase(), claims.indexOf(claim), claim]);
+    if (claims !== undefined)
+      for (const [header, claim] of Object.entries(config.forwardClaims))
+        forwarded.set(header.toLowerCase(), [header.toLowerCase(), claims.indexOf(claim), claim]);
     this.#forwardClaims = [...forwarded.values()];
     this.#forwardHeaders = [...new Set(config.forwardHeaders.map((h) => h.toLowerCase()))];
     this.#forwarded = config.forwarded ? new ForwardedHeaders(trustProxy) : null;

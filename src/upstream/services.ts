@@ -24,14 +24,26 @@ export class UpstreamServices {
     this.#built = built;
   }
 
-  static build(config: Config, previous: UpstreamServices | null, urlOf: (name: string, service: UpstreamConfig) => string, observer: UpstreamObserver, clock: Clock, claims: ClaimTable): UpstreamServices {
+  static build(
+    config: Config,
+    previous: UpstreamServices | null,
+    urlOf: (name: string, service: UpstreamConfig) => string,
+    observer: UpstreamObserver,
+    clock: Clock,
+    claims: ClaimTable,
+  ): UpstreamServices {
     const built = new Map<string, Built>();
     for (const [name, service] of servicesOf(config)) {
       const url = urlOf(name, service);
       const trustProxy = service.forwarded ? config.server.trustProxy : [];
       const settings = [service, url, claims.names, trustProxy];
       const old = previous === null ? undefined : previous.#built.get(name);
-      built.set(name, old !== undefined && sameValue(old.settings, settings) ? old : { settings, client: new UpstreamClient(service, url, observer, clock, { name, claims, trustProxy }) });
+      built.set(
+        name,
+        old !== undefined && sameValue(old.settings, settings)
+          ? old
+          : { settings, client: new UpstreamClient(service, url, observer, clock, { name, claims, trustProxy }) },
+      );
     }
     return new UpstreamServices(built);
   }

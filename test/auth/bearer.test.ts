@@ -53,7 +53,10 @@ describe('authentication errors (RFC 6750)', () => {
 
   test('two Authorization headers are 400 invalid_request even if the first is valid', async () => {
     const token = await fx.token();
-    const raw = await rawRequest(fx.gw.port, `GET /api/customers/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nAuthorization: Bearer other\r\nConnection: close\r\n\r\n`);
+    const raw = await rawRequest(
+      fx.gw.port,
+      `GET /api/customers/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nAuthorization: Bearer other\r\nConnection: close\r\n\r\n`,
+    );
     const { status, head, body } = parseRaw(raw);
     assert.equal(status, 400);
     assert.match(head, /WWW-Authenticate: Bearer realm="hypergate", error="invalid_request"/);
@@ -73,9 +76,11 @@ describe('authentication errors (RFC 6750)', () => {
 
   test('a token that is not a JWT is 401 invalid_token', () => expectInvalidToken('not-a-jwt', /malformed/));
   test('an expired token is 401 invalid_token', async () => expectInvalidToken(await fx.token({ expiresIn: -60 }), /expired/));
-  test('a token not yet valid is 401 invalid_token', async () => expectInvalidToken(await fx.token({ claims: { nbf: fx.clock.seconds + 600 } }), /not yet valid/));
+  test('a token not yet valid is 401 invalid_token', async () =>
+    expectInvalidToken(await fx.token({ claims: { nbf: fx.clock.seconds + 600 } }), /not yet valid/));
   test('a token without exp is 401 invalid_token', async () => expectInvalidToken(await fx.token({ omitExp: true }), /exp/));
-  test('exp as a string is 401 invalid_token', async () => expectInvalidToken(await fx.token({ claims: { exp: String(fx.clock.seconds + 60) as unknown as number } }), /invalid_token/));
+  test('exp as a string is 401 invalid_token', async () =>
+    expectInvalidToken(await fx.token({ claims: { exp: String(fx.clock.seconds + 60) as unknown as number } }), /invalid_token/));
   test('a token signed by another key is 401 invalid_token', async () => {
     const stranger = await makeKey('ES256', fx.key.kid);
     await expectInvalidToken(await signToken(stranger, { nowSeconds: fx.clock.seconds }), /signature/);
@@ -96,7 +101,10 @@ describe('authentication errors (RFC 6750)', () => {
   });
   test('HS256 signed with the public key as the secret is 401 invalid_token', async () => {
     const secret = new TextEncoder().encode(JSON.stringify(fx.key.publicJwk));
-    const token = await new SignJWT({ scope: 'customers:read' }).setProtectedHeader({ alg: 'HS256', kid: fx.key.kid }).setExpirationTime(fx.clock.seconds + 60).sign(secret);
+    const token = await new SignJWT({ scope: 'customers:read' })
+      .setProtectedHeader({ alg: 'HS256', kid: fx.key.kid })
+      .setExpirationTime(fx.clock.seconds + 60)
+      .sign(secret);
     await expectInvalidToken(token, /algorithm is not allowed/);
   });
   test('an unknown kid is 401 invalid_token', async () => {

@@ -28,7 +28,9 @@ describe('the JWKS cooldown and the last good key set', () => {
   });
 
   /** A JWKS server (failing from the start with `fault`) and a gateway using it. */
-  async function world(options: { fault?: JwksFault; admin?: boolean } = {}): Promise<{ jwks: JwksServer; gw: RunningGateway; clock: ManualClock; log: CapturedLog }> {
+  async function world(
+    options: { fault?: JwksFault; admin?: boolean } = {},
+  ): Promise<{ jwks: JwksServer; gw: RunningGateway; clock: ManualClock; log: CapturedLog }> {
     const jwks = await startJwksServer([key.publicJwk]);
     jwks.setFault(options.fault ?? null);
     running.push(jwks);
@@ -46,7 +48,12 @@ describe('the JWKS cooldown and the last good key set', () => {
   async function flood(gw: RunningGateway, count: number, token: (i: number) => Promise<string>, concurrency = 50): Promise<Set<number>> {
     const statuses = new Set<number>();
     for (let start = 0; start < count; start += concurrency) {
-      const batch = await Promise.all(Array.from({ length: Math.min(concurrency, count - start) }, async (_, j) => (await get(`${gw.url}/api/customers/1`, bearer(await token(start + j)))).status));
+      const batch = await Promise.all(
+        Array.from(
+          { length: Math.min(concurrency, count - start) },
+          async (_, j) => (await get(`${gw.url}/api/customers/1`, bearer(await token(start + j)))).status,
+        ),
+      );
       for (const s of batch) statuses.add(s);
     }
     return statuses;

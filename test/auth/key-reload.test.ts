@@ -7,7 +7,8 @@ import { makeKey, signToken, startJwksServer } from '../helpers/keys.ts';
 import { sample } from '../helpers/metrics.ts';
 import { configWith } from '../../src/gateway/load-config.ts';
 
-const verifications = async (fx: Fixture): Promise<number> => sample(await fx.gw.gateway.metrics.text(), 'hypergate_token_verifications_total', { result: 'ok' }) ?? Number.NaN;
+const verifications = async (fx: Fixture): Promise<number> =>
+  sample(await fx.gw.gateway.metrics.text(), 'hypergate_token_verifications_total', { result: 'ok' }) ?? Number.NaN;
 
 /**
  * Item 5 of the hardening issue: a reload (SIGHUP, or gateway.reload) while the JWKS fails never
@@ -31,7 +32,12 @@ describe('a reload while the key server fails', () => {
     try {
       const result = await reload({ log: { level: 'warn' } });
       assert.equal(result.keysKept, true);
-      assert.match(String(result.keysKeptReason), new RegExp(`the JWKS could not be fetched from ${fx.jwks.url.replace(/[./]/g, '\\$&')} \\(HTTP 500\\): the key set fetched \\d+ s ago is kept, and so are the verified tokens`));
+      assert.match(
+        String(result.keysKeptReason),
+        new RegExp(
+          `the JWKS could not be fetched from ${fx.jwks.url.replace(/[./]/g, '\\$&')} \\(HTTP 500\\): the key set fetched \\d+ s ago is kept, and so are the verified tokens`,
+        ),
+      );
       assert.equal(fx.gw.gateway.verifier, verifier, 'the same verifier, with its cache');
       const before = await verifications(fx);
       assert.equal((await get(`${fx.gw.url}/api/customers/1`, bearer(cached))).status, 200);
@@ -65,7 +71,10 @@ describe('a reload while the key server fails', () => {
     other.setFault({ kind: 'status', status: 500 });
     try {
       const config = fx.gw.gateway.config;
-      await assert.rejects(reload({ auth: { jwksUrl: other.url } }), new RegExp(`auth\\.jwksUrl: could not fetch ${other.url.replace(/[./]/g, '\\$&')}: HTTP 500`));
+      await assert.rejects(
+        reload({ auth: { jwksUrl: other.url } }),
+        new RegExp(`auth\\.jwksUrl: could not fetch ${other.url.replace(/[./]/g, '\\$&')}: HTTP 500`),
+      );
       assert.equal(fx.gw.gateway.config, config);
       assert.equal((await get(`${fx.gw.url}/api/customers/1`, bearer(await fx.token({ claims: { sub: 'stays' } })))).status, 200);
     } finally {

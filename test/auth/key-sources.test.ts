@@ -60,7 +60,10 @@ describe('key sources', () => {
     writeFileSync(file, await key.publicPem());
     const servers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'TCPServerWrap').length;
     const before = servers();
-    await assert.rejects(createGateway(configWith({ auth: { publicKeyFile: file, algorithms: ['RS256'] } })), (err: Error) => err instanceof KeySourceError && /auth\.algorithms/.test(err.message));
+    await assert.rejects(
+      createGateway(configWith({ auth: { publicKeyFile: file, algorithms: ['RS256'] } })),
+      (err: Error) => err instanceof KeySourceError && /auth\.algorithms/.test(err.message),
+    );
     // Regression: the embedded sample upstream, started first, stayed listening after the failed build.
     // A closed listener's handle is released a few loop turns later: wait for it, bounded.
     for (let waited = 0; servers() > before && waited < 2000; waited += 10) await new Promise((done) => setTimeout(done, 10));
@@ -81,9 +84,15 @@ describe('key sources', () => {
   test('auth.secret verifies HS256 tokens when auth.algorithms lists HS256', async () => {
     const secret = 'a-shared-secret-of-at-least-32-bytes!!';
     const gw = await gateway({ secret, algorithms: ['HS256'] });
-    const token = await new SignJWT({ scope: 'customers:read' }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('1h').sign(new TextEncoder().encode(secret));
+    const token = await new SignJWT({ scope: 'customers:read' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode(secret));
     assert.equal((await get(`${gw.url}/api/customers/1`, bearer(token))).status, 200);
-    const forged = await new SignJWT({ scope: 'customers:read' }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('1h').sign(new TextEncoder().encode(`${secret}x`));
+    const forged = await new SignJWT({ scope: 'customers:read' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode(`${secret}x`));
     assert.equal((await get(`${gw.url}/api/customers/1`, bearer(forged))).status, 401);
   });
 

@@ -82,7 +82,7 @@ describe('the recent-token table', () => {
     assert.equal(connects, 1);
   });
 
-  test('a reload that changes how tokens are verified verifies the connection\'s token again', async () => {
+  test("a reload that changes how tokens are verified verifies the connection's token again", async () => {
     const token = await fx.token();
     for (let i = 0; i < 3; i++) assert.equal(await status(token), 200);
     const before = fx.gw.gateway.config;

@@ -25,7 +25,8 @@ describe('the verified-token cache by bytes', () => {
   after(() => fx.close());
 
   const reload = (overrides: unknown) => fx.gw.gateway.reload(configWith(mergeConfig(fx.gw.gateway.config, overrides)));
-  const verifications = async (): Promise<number> => sample(await fx.gw.gateway.metrics.text(), 'hypergate_token_verifications_total', { result: 'ok' }) ?? Number.NaN;
+  const verifications = async (): Promise<number> =>
+    sample(await fx.gw.gateway.metrics.text(), 'hypergate_token_verifications_total', { result: 'ok' }) ?? Number.NaN;
 
   test('tokens with a large groups claim fill auth.tokenCacheMaxBytes, each charged the same few hundred bytes whatever its length', async () => {
     // 64 KiB (the least allowed) holds ~230 entries: 300 tokens overflow it.

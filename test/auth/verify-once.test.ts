@@ -22,7 +22,10 @@ describe('concurrent requests with one new token', () => {
 
   const counts = async (): Promise<{ ok: number; invalid: number }> => {
     const text = await fx.gw.gateway.metrics.text();
-    return { ok: sample(text, 'hypergate_token_verifications_total', { result: 'ok' }) ?? 0, invalid: sample(text, 'hypergate_token_verifications_total', { result: 'invalid' }) ?? 0 };
+    return {
+      ok: sample(text, 'hypergate_token_verifications_total', { result: 'ok' }) ?? 0,
+      invalid: sample(text, 'hypergate_token_verifications_total', { result: 'invalid' }) ?? 0,
+    };
   };
 
   /** CONCURRENT requests with `token`, all in the gateway before the key set they wait for arrives. */

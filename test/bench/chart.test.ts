@@ -66,7 +66,19 @@ function parseXml(xml: string): Element[] {
 const texts = (elements: readonly Element[]): string[] => elements.filter((e) => e.name === 'text').map((e) => e.text);
 
 function summary(scenario: string, server: string, reqPerSec: number, reference: number): Summary {
-  return { scenario, server, rounds: 1, reqPerSec, p50Us: 1000, p99Us: 2000, errors: 0, cpuUsPerRequest: 12, upstreamRequests: 0, ratio: reqPerSec / reference, p99Ratio: 1 };
+  return {
+    scenario,
+    server,
+    rounds: 1,
+    reqPerSec,
+    p50Us: 1000,
+    p99Us: 2000,
+    errors: 0,
+    cpuUsPerRequest: 12,
+    upstreamRequests: 0,
+    ratio: reqPerSec / reference,
+    p99Ratio: 1,
+  };
 }
 
 const SUMMARY: readonly Summary[] = [
@@ -87,7 +99,8 @@ describe('the benchmark chart', () => {
     writeFileSync(file, JSON.stringify({ ...INFO, reference: 'baseline', summary: SUMMARY }));
     const elements = parseXml(renderChart(chartFromJson(file)));
     const words = texts(elements);
-    for (const name of ['hot', 'wide', 'baseline', 'hypergate', 'fastify-cache']) assert.ok(words.includes(name), `no <text> saying ${name}: ${words.join(' | ')}`);
+    for (const name of ['hot', 'wide', 'baseline', 'hypergate', 'fastify-cache'])
+      assert.ok(words.includes(name), `no <text> saying ${name}: ${words.join(' | ')}`);
     assert.ok(words.includes('baseline = 1.0'));
     assert.ok(words.includes('81.0k') && words.includes('46.0k'), 'bars are labelled with their req/s');
     // herd's req/s is a burst, not a rate: it is left out.
@@ -116,7 +129,7 @@ describe('the benchmark chart', () => {
     for (const name of ['hot<1>', 'hypergate@a&b', 'hypergate', 'hypergate@a&b = 1.0']) assert.ok(words.includes(name), `${name}: ${words.join(' | ')}`);
   });
 
-  test('a run\'s table in bench/RESULTS.md gives the same chart figures as its JSON', () => {
+  test("a run's table in bench/RESULTS.md gives the same chart figures as its JSON", () => {
     const json = join(dir, 'same.json');
     writeFileSync(json, JSON.stringify({ ...INFO, reference: 'baseline', summary: SUMMARY }));
     const results = join(dir, 'RESULTS.md');

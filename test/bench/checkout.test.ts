@@ -19,7 +19,7 @@ function checkoutWith(start: string): string {
 }
 
 describe('how the harness starts a checkout', () => {
-  test('an older checkout\'s start script (TypeScript through tsx) is read as it was', () => {
+  test("an older checkout's start script (TypeScript through tsx) is read as it was", () => {
     const root = checkoutWith('exec node --import tsx src/main.ts');
     assert.deepEqual(startCommand(root), { nodeFlags: ['--import', 'tsx'], entry: join(root, 'src/main.ts') });
     assert.deepEqual(startCommand(checkoutWith('node --import tsx src/main.ts')).nodeFlags, ['--import', 'tsx']);
@@ -27,7 +27,11 @@ describe('how the harness starts a checkout', () => {
 
   test('a start script that is not a plain node command is refused, naming the script', () => {
     for (const script of ['tsx src/main.ts', 'exec node dist/main.js && echo done', 'node "$ENTRY"', 'node --enable-source-maps']) {
-      assert.throws(() => startCommand(checkoutWith(script)), (err: Error) => err.message.includes(JSON.stringify(script)), script);
+      assert.throws(
+        () => startCommand(checkoutWith(script)),
+        (err: Error) => err.message.includes(JSON.stringify(script)),
+        script,
+      );
     }
   });
 });

@@ -20,52 +20,104 @@ const dir = mkdtempSync(join(tmpdir(), 'hg-harness-test-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const distBefore = distStamp();
 
-test('npm run bench --quick runs hot, wide and herd end to end, writes sane JSON and a chart beside it, and leaves bench/RESULTS.md and bench/chart.svg alone', SLOW, async () => {
-  const results = join(dir, 'results');
-  const recordBefore = readFileSync(join(ROOT, 'bench/RESULTS.md'), 'utf8');
-  const chartBefore = readFileSync(join(ROOT, 'bench/chart.svg'), 'utf8');
-  const run = await runBench(['--quick', '--scenario', 'hot,wide,herd', '--servers', 'baseline,hypergate', '--duration', '1', '--warmup', '0', '--results-dir', results, '--build-dir', BENCH_BUILDS]);
-  assert.equal(run.code, 0, `exit ${run.code}\n${run.stderr}\n${run.stdout}`);
-  assert.match(run.stdout, /\| scenario \| server \| req\/s \| p50 ms \| p99 ms \| errors \+ non-2xx \|/);
-  assert.equal(readFileSync(join(ROOT, 'bench/RESULTS.md'), 'utf8'), recordBefore);
-  assert.equal(readFileSync(join(ROOT, 'bench/chart.svg'), 'utf8'), chartBefore);
+test(
+  'npm run bench --quick runs hot, wide and herd end to end, writes sane JSON and a chart beside it, and leaves bench/RESULTS.md and bench/chart.svg alone',
+  SLOW,
+  async () => {
+    const results = join(dir, 'results');
+    const recordBefore = readFileSync(join(ROOT, 'bench/RESULTS.md'), 'utf8');
+    const chartBefore = readFileSync(join(ROOT, 'bench/chart.svg'), 'utf8');
+    const run = await runBench([
+      '--quick',
+      '--scenario',
+      'hot,wide,herd',
+      '--servers',
+      'baseline,hypergate',
+      '--duration',
+      '1',
+      '--warmup',
+      '0',
+      '--results-dir',
+      results,
+      '--build-dir',
+      BENCH_BUILDS,
+    ]);
+    assert.equal(run.code, 0, `exit ${run.code}\n${run.stderr}\n${run.stdout}`);
+    assert.match(run.stdout, /\| scenario \| server \| req\/s \| p50 ms \| p99 ms \| errors \+ non-2xx \|/);
+    assert.equal(readFileSync(join(ROOT, 'bench/RESULTS.md'), 'utf8'), recordBefore);
+    assert.equal(readFileSync(join(ROOT, 'bench/chart.svg'), 'utf8'), chartBefore);
 
-  const files = readdirSync(results).filter((f) => f.endsWith('.json'));
-  assert.equal(files.length, 1);
-  const json = JSON.parse(readFileSync(join(results, files[0] as string), 'utf8')) as { node: string; cpu: string; tool: string; summary: Summary[]; records: unknown[] };
-  assert.equal(json.node, process.version);
-  assert.ok(json.cpu.length > 0 && json.tool.length > 0);
-  assert.deepEqual(json.summary.map((r) => `${r.scenario}/${r.server}`).sort(), ['herd/baseline', 'herd/hypergate', 'hot/baseline', 'hot/hypergate', 'wide/baseline', 'wide/hypergate']);
-  assert.equal(json.records.length, 6);
-  for (const row of json.summary) {
-    assert.ok(Number.isFinite(row.reqPerSec) && row.reqPerSec > 0, `${row.scenario}/${row.server} req/s ${row.reqPerSec}`);
-    assert.ok(row.p50Us >= 0 && row.p99Us >= row.p50Us, `${row.scenario}/${row.server} p50 ${row.p50Us} p99 ${row.p99Us}`);
-    assert.equal(row.errors, 0);
-    assert.equal(row.rounds, 1);
-    assert.ok(row.ratio !== null && row.ratio > 0);
-  }
-  assert.equal(json.summary.find((r) => r.server === 'baseline' && r.scenario === 'hot')?.ratio, 1);
-  assert.equal(json.summary.find((r) => r.server === 'hypergate' && r.scenario === 'herd')?.upstreamRequests, 1);
-  assert.equal(json.summary.find((r) => r.server === 'hypergate' && r.scenario === 'hot')?.upstreamRequests, 0);
-  // wide: every one of its customers was cached by the warm-up.
-  assert.equal(json.summary.find((r) => r.server === 'hypergate' && r.scenario === 'wide')?.upstreamRequests, 0);
-  const chart = readFileSync(join(results, (files[0] as string).replace(/\.json$/, '.svg')), 'utf8');
-  assert.match(chart, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^]*<\/svg>\n$/);
-  for (const name of ['>hot<', '>wide<', '>baseline<', '>hypergate<', '>baseline = 1.0<']) assert.ok(chart.includes(name), name);
-});
+    const files = readdirSync(results).filter((f) => f.endsWith('.json'));
+    assert.equal(files.length, 1);
+    const json = JSON.parse(readFileSync(join(results, files[0] as string), 'utf8')) as {
+      node: string;
+      cpu: string;
+      tool: string;
+      summary: Summary[];
+      records: unknown[];
+    };
+    assert.equal(json.node, process.version);
+    assert.ok(json.cpu.length > 0 && json.tool.length > 0);
+    assert.deepEqual(json.summary.map((r) => `${r.scenario}/${r.server}`).sort(), [
+      'herd/baseline',
+      'herd/hypergate',
+      'hot/baseline',
+      'hot/hypergate',
+      'wide/baseline',
+      'wide/hypergate',
+    ]);
+    assert.equal(json.records.length, 6);
+    for (const row of json.summary) {
+      assert.ok(Number.isFinite(row.reqPerSec) && row.reqPerSec > 0, `${row.scenario}/${row.server} req/s ${row.reqPerSec}`);
+      assert.ok(row.p50Us >= 0 && row.p99Us >= row.p50Us, `${row.scenario}/${row.server} p50 ${row.p50Us} p99 ${row.p99Us}`);
+      assert.equal(row.errors, 0);
+      assert.equal(row.rounds, 1);
+      assert.ok(row.ratio !== null && row.ratio > 0);
+    }
+    assert.equal(json.summary.find((r) => r.server === 'baseline' && r.scenario === 'hot')?.ratio, 1);
+    assert.equal(json.summary.find((r) => r.server === 'hypergate' && r.scenario === 'herd')?.upstreamRequests, 1);
+    assert.equal(json.summary.find((r) => r.server === 'hypergate' && r.scenario === 'hot')?.upstreamRequests, 0);
+    // wide: every one of its customers was cached by the warm-up.
+    assert.equal(json.summary.find((r) => r.server === 'hypergate' && r.scenario === 'wide')?.upstreamRequests, 0);
+    const chart = readFileSync(join(results, (files[0] as string).replace(/\.json$/, '.svg')), 'utf8');
+    assert.match(chart, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^]*<\/svg>\n$/);
+    for (const name of ['>hot<', '>wide<', '>baseline<', '>hypergate<', '>baseline = 1.0<']) assert.ok(chart.includes(name), name);
+  },
+);
 
 test('the mixed scenario runs against hypergate only, with reads and PATCHes answered and no read older than an acknowledged write', SLOW, async () => {
   const results = join(dir, 'mixed');
-  const run = await runBench(['--quick', '--scenario', 'mixed', '--servers', 'baseline,hypergate', '--duration', '1', '--warmup', '0', '--results-dir', results, '--build-dir', BENCH_BUILDS]);
+  const run = await runBench([
+    '--quick',
+    '--scenario',
+    'mixed',
+    '--servers',
+    'baseline,hypergate',
+    '--duration',
+    '1',
+    '--warmup',
+    '0',
+    '--results-dir',
+    results,
+    '--build-dir',
+    BENCH_BUILDS,
+  ]);
   assert.equal(run.code, 0, `exit ${run.code}\n${run.stderr}\n${run.stdout}`);
   const file = readdirSync(results).find((f) => f.endsWith('.json')) as string;
   const json = JSON.parse(readFileSync(join(results, file), 'utf8')) as { records: { server: string; mixed?: MixedCounts }[] };
-  assert.deepEqual(json.records.map((r) => r.server), ['hypergate'], 'nothing else here takes writes');
+  assert.deepEqual(
+    json.records.map((r) => r.server),
+    ['hypergate'],
+    'nothing else here takes writes',
+  );
   const counts = json.records[0]?.mixed;
   assert.ok(counts !== undefined && counts.reads > 0 && counts.writes > 0, JSON.stringify(counts));
   assert.equal(counts.staleReads, 0);
   assert.ok(counts.cacheHits > 0 && counts.cacheHits <= counts.reads);
-  assert.match(run.stdout, new RegExp(`- mixed: hypergate \\d+ reads/s and \\d+ writes/s; [\\d.]+% of reads from cache; 0 of ${counts.reads} reads older than an acknowledged write`));
+  assert.match(
+    run.stdout,
+    new RegExp(`- mixed: hypergate \\d+ reads/s and \\d+ writes/s; [\\d.]+% of reads from cache; 0 of ${counts.reads} reads older than an acknowledged write`),
+  );
 });
 
 test('the mixed driver counts a read older than a PATCH it saw answered (a server that forgets writes)', async (t) => {
@@ -97,6 +149,6 @@ test('a bad option exits 1 with the option named, before starting anything', asy
   assert.match(run.stderr, /--tool: expected wrk or autocannon/);
 });
 
-test('no run wrote the checkout\'s dist/', () => {
+test("no run wrote the checkout's dist/", () => {
   assert.equal(distStamp(), distBefore);
 });

@@ -29,13 +29,35 @@ before(async () => {
 after(() => upstream.stop());
 
 function context(accessLog = false): StartContext {
-  return { upstreamUrl: upstream.url, publicKeyFile: makeKeys(mkdtempSync(join(dir, 'keys-'))).publicKeyFile, capturePath: '', dir, builds: benchBuilds, accessLog };
+  return {
+    upstreamUrl: upstream.url,
+    publicKeyFile: makeKeys(mkdtempSync(join(dir, 'keys-'))).publicKeyFile,
+    capturePath: '',
+    dir,
+    builds: benchBuilds,
+    accessLog,
+  };
 }
 
 test('--profile --servers baseline,hypergate profiles both under load and sets them side by side in µs a request', SLOW, async () => {
   const results = join(dir, 'profile');
   const recordBefore = readFileSync(join(ROOT, 'bench/RESULTS.md'), 'utf8');
-  const run = await runBench(['--profile', '--quick', '--scenario', 'hot', '--servers', 'baseline,hypergate', '--duration', '1', '--warmup', '0', '--results-dir', results, '--build-dir', BENCH_BUILDS]);
+  const run = await runBench([
+    '--profile',
+    '--quick',
+    '--scenario',
+    'hot',
+    '--servers',
+    'baseline,hypergate',
+    '--duration',
+    '1',
+    '--warmup',
+    '0',
+    '--results-dir',
+    results,
+    '--build-dir',
+    BENCH_BUILDS,
+  ]);
   assert.equal(run.code, 0, `exit ${run.code}\n${run.stderr}\n${run.stdout}`);
   for (const name of ['baseline', 'hypergate']) {
     const head = new RegExp(`CPU profile of ${name} under hot .*: (\\d+) requests, busy (\\d+) ms`).exec(run.stdout);
@@ -51,10 +73,16 @@ test('--profile --servers baseline,hypergate profiles both under load and sets t
 
 test('npm run bench:memory --quick measures the compiled gateway before its first request and full, and leaves bench/RESULTS.md alone', SLOW, async () => {
   const recordBefore = readFileSync(join(ROOT, 'bench/RESULTS.md'), 'utf8');
-  const run = await runBench(['--quick', '--customers', '300', '--hal', '30', '--tokens', '300', '--settle', '0', '--results-dir', join(dir, 'memory'), '--build-dir', BENCH_BUILDS], 'bench/memory.ts');
+  const run = await runBench(
+    ['--quick', '--customers', '300', '--hal', '30', '--tokens', '300', '--settle', '0', '--results-dir', join(dir, 'memory'), '--build-dir', BENCH_BUILDS],
+    'bench/memory.ts',
+  );
   assert.equal(run.code, 0, `exit ${run.code}\n${run.stderr}\n${run.stdout}`);
   assert.match(run.stdout, /\| before the first request \| \d+\.\d \| 60 \| smoke run: no verdict \| [\d.]+ \| 0 \| 0 \| 0 \|/);
-  assert.match(run.stdout, /\| 300 customers read in JSON, 30 of them in HAL as well, 300 distinct tokens \| \d+\.\d \| 200 \| smoke run: no verdict \| [\d.]+ \| \d+ \| 0 \| 300 \|/);
+  assert.match(
+    run.stdout,
+    /\| 300 customers read in JSON, 30 of them in HAL as well, 300 distinct tokens \| \d+\.\d \| 200 \| smoke run: no verdict \| [\d.]+ \| \d+ \| 0 \| 300 \|/,
+  );
   // The high-water mark is at least the RSS read at rest after the fill.
   const peak = /the most RSS held at any moment .* was (\d+\.\d) MB/.exec(run.stdout);
   const full = /300 distinct tokens \| (\d+\.\d) \|/.exec(run.stdout);
@@ -81,27 +109,41 @@ test('a run whose answers are not the expected status throws instead of giving a
   );
 });
 
-test('hypergate in the harness is a build of this checkout\'s dist/main.js in the build folder, started with npm start\'s flags; the baseline runs compiled with the same flags', SLOW, async (t) => {
-  const flags = startCommand(ROOT).nodeFlags;
-  const server = await SERVERS['hypergate']!.start(context());
-  t.after(() => server.stop());
-  const argv = readFileSync(`/proc/${server.child.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-  const built = await benchBuilds.current();
-  assert.ok(argv.includes(join(built.root, 'dist/main.js')) && built.root.startsWith(BENCH_BUILDS), argv.join(' '));
-  for (const flag of flags) assert.ok(argv.includes(flag), `${flag} in ${argv.join(' ')}`);
-  assert.ok(!argv.includes('tsx'), argv.join(' '));
-  assert.deepEqual(argv.slice(-2, -1), ['--config']);
-  const base = await SERVERS['baseline']!.start({ ...context(), capturePath: writeCapture() });
-  t.after(() => base.stop());
-  const baseArgv = readFileSync(`/proc/${base.child.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-  assert.ok(baseArgv.some((a) => a.endsWith('dist-bench/servers/baseline.js')), baseArgv.join(' '));
-  for (const flag of flags) assert.ok(baseArgv.includes(flag), `${flag} in ${baseArgv.join(' ')}`);
-  assert.ok(!baseArgv.includes('tsx'), baseArgv.join(' '));
-});
+test(
+  "hypergate in the harness is a build of this checkout's dist/main.js in the build folder, started with npm start's flags; the baseline runs compiled with the same flags",
+  SLOW,
+  async (t) => {
+    const flags = startCommand(ROOT).nodeFlags;
+    const server = await SERVERS['hypergate']!.start(context());
+    t.after(() => server.stop());
+    const argv = readFileSync(`/proc/${server.child.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    const built = await benchBuilds.current();
+    assert.ok(argv.includes(join(built.root, 'dist/main.js')) && built.root.startsWith(BENCH_BUILDS), argv.join(' '));
+    for (const flag of flags) assert.ok(argv.includes(flag), `${flag} in ${argv.join(' ')}`);
+    assert.ok(!argv.includes('tsx'), argv.join(' '));
+    assert.deepEqual(argv.slice(-2, -1), ['--config']);
+    const base = await SERVERS['baseline']!.start({ ...context(), capturePath: writeCapture() });
+    t.after(() => base.stop());
+    const baseArgv = readFileSync(`/proc/${base.child.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    assert.ok(
+      baseArgv.some((a) => a.endsWith('dist-bench/servers/baseline.js')),
+      baseArgv.join(' '),
+    );
+    for (const flag of flags) assert.ok(baseArgv.includes(flag), `${flag} in ${baseArgv.join(' ')}`);
+    assert.ok(!baseArgv.includes('tsx'), baseArgv.join(' '));
+  },
+);
 
 function writeCapture(): string {
   const file = join(dir, 'capture.json');
-  writeFileSync(file, JSON.stringify({ ok: { headers: ['content-type', 'application/json'], body: Buffer.from('{}').toString('base64') }, notModified: { headers: [] }, etag: '"x"' }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      ok: { headers: ['content-type', 'application/json'], body: Buffer.from('{}').toString('base64') },
+      notModified: { headers: [] },
+      etag: '"x"',
+    }),
+  );
   return file;
 }
 
@@ -119,12 +161,15 @@ test('--access-log file: the access log goes to a file while the server runs, re
     assert.match(readFileSync(join(logDir, log), 'utf8'), /\/api\/customers\/1/);
     await server.stop();
     stopped = true;
-    assert.deepEqual(readdirSync(logDir).filter((f) => f.startsWith('access-')), []);
+    assert.deepEqual(
+      readdirSync(logDir).filter((f) => f.startsWith('access-')),
+      [],
+    );
   } finally {
     if (!stopped) await server.stop();
   }
 });
 
-test('no run wrote the checkout\'s dist/', () => {
+test("no run wrote the checkout's dist/", () => {
   assert.equal(distStamp(), distBefore);
 });

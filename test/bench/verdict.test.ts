@@ -10,7 +10,7 @@ import { cv, decide, spread } from '../../bench/lib/verdict.ts';
 
 const names = { a: 'old', b: 'new' };
 
-describe('the verdict on two sides\' rounds', () => {
+describe("the verdict on two sides' rounds", () => {
   test('spread and coefficient of variation', () => {
     assert.equal(spread([100, 90, 110]), 0.2);
     assert.equal(spread([100]), 0);
@@ -29,7 +29,7 @@ describe('the verdict on two sides\' rounds', () => {
     assert.equal(decide([10, 10, 10], [11, 11, 11], names, { up: 'more CPU per request', down: 'less CPU per request' }).text, '10.0% more CPU per request');
   });
 
-  test('a difference within the spread of one side\'s rounds is too noisy to decide', () => {
+  test("a difference within the spread of one side's rounds is too noisy to decide", () => {
     const v = decide([100, 104, 97], [98, 98, 98], names);
     assert.equal(v.decided, false);
     assert.match(v.text, /^too noisy to decide: the difference \(2\.0%\) is within the spread of old's rounds \(7\.0%\)$/);
@@ -49,7 +49,23 @@ describe('the verdict on two sides\' rounds', () => {
 });
 
 function record(server: string, round: number, reqPerSec: number, cpuUsPerRequest: number): RunRecord {
-  return { scenario: 'hot', server, round, reqPerSec, p50Us: 1000, p90Us: 1500, p99Us: 2000, maxUs: 3000, requests: reqPerSec, durationUs: 1e6, errors: 0, badStatus: 0, cpuUsPerRequest, upstreamRequests: 0, serverCpuShare: 1 };
+  return {
+    scenario: 'hot',
+    server,
+    round,
+    reqPerSec,
+    p50Us: 1000,
+    p90Us: 1500,
+    p99Us: 2000,
+    maxUs: 3000,
+    requests: reqPerSec,
+    durationUs: 1e6,
+    errors: 0,
+    badStatus: 0,
+    cpuUsPerRequest,
+    upstreamRequests: 0,
+    serverCpuShare: 1,
+  };
 }
 
 describe('the comparison table', () => {
@@ -77,7 +93,10 @@ describe('the comparison table', () => {
     const text = comparisonTable(records, 'hypergate@old', 'hypergate');
     assert.match(text, /\| hot \| req\/s \| 81500 \| 74300 \| 0\.912 \| 3\.7%; 4\.0% \| 8\.8% lower \|/);
     assert.match(text, /\| hot \| server CPU µs\/request \| 12\.00 \| 13\.00 \| 1\.083 \| 0\.8%; 0\.8% \| 8\.3% more CPU per request \|/);
-    assert.match(text, /\| hot \| req\/s × baseline, per round: median \(min–max\) \| 0\.832 \(0\.830–0\.833\) \| 0\.760 \(0\.758–0\.760\) \| 0\.914 \| [\d.]+%; [\d.]+% \| 8\.6% lower \|/);
+    assert.match(
+      text,
+      /\| hot \| req\/s × baseline, per round: median \(min–max\) \| 0\.832 \(0\.830–0\.833\) \| 0\.760 \(0\.758–0\.760\) \| 0\.914 \| [\d.]+%; [\d.]+% \| 8\.6% lower \|/,
+    );
     assert.match(text, /\| hot \| p99 ms \| 2\.00 \| 2\.00 \| 1\.000 \| 0\.0%; 0\.0% \| {2}\|/);
     assert.match(text, /A difference is decided when each side has at least 3 rounds/);
   });

@@ -23,7 +23,13 @@ describe('what a body is charged against the byte bounds of the caches', () => {
   test('a cache entry holding such a body is charged its two bytes a character', () => {
     const ascii = `{"name":"${'a'.repeat(1000)}"}`;
     const wide = `{"name":"${'a'.repeat(999)}Ω"}`;
-    const entry = (body: string): CacheEntry => new CacheEntry([new Representation(body, 'application/json', 'max-age=60', 0, 60_000)], { storedAtMs: 0, expiresAtMs: 60_000, staleAllowed: true }, [], null);
+    const entry = (body: string): CacheEntry =>
+      new CacheEntry(
+        [new Representation(body, 'application/json', 'max-age=60', 0, 60_000)],
+        { storedAtMs: 0, expiresAtMs: 60_000, staleAllowed: true },
+        [],
+        null,
+      );
     const difference = entryBytes('/api/customers/1', entry(wide)) - entryBytes('/api/customers/1', entry(ascii));
     assert.equal(difference, wide.length, 'the wide body costs one more byte per character than the ASCII one');
   });

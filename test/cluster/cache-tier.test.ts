@@ -81,9 +81,14 @@ describe('the shared cache tier (cache.shared)', { skip: redisSkip }, () => {
   it('never touches Redis on a local cache hit', async () => {
     assert.equal((await get(`${urlOf(0)}/api/customers/13`, reader)).status, 200);
     // What a lookup in Redis would show: tier reads (the miss's own write and unlock may still settle).
-    const calls = async (): Promise<string> => (await world.gateways[0]!.gateway.metrics.text()).split('\n').filter((l) => l.startsWith('hypergate_redis_calls_total{op="tier_read"')).join('\n');
+    const calls = async (): Promise<string> =>
+      (await world.gateways[0]!.gateway.metrics.text())
+        .split('\n')
+        .filter((l) => l.startsWith('hypergate_redis_calls_total{op="tier_read"'))
+        .join('\n');
     const before = await calls();
-    for (let n = 0; n < 50; n++) assert.equal((await get(`${urlOf(0)}/api/customers/13`, reader)).headers['cache-status']?.toString().startsWith('hypergate; hit'), true);
+    for (let n = 0; n < 50; n++)
+      assert.equal((await get(`${urlOf(0)}/api/customers/13`, reader)).headers['cache-status']?.toString().startsWith('hypergate; hit'), true);
     assert.equal(await calls(), before);
   });
 

@@ -22,7 +22,10 @@ describe('cluster rate limits (rateLimit.scope "cluster")', { skip: redisSkip },
   });
 
   let clients = 0;
-  const as = async (sub: string): Promise<Record<string, string>> => ({ ...bearer(await world.token({ claims: { sub } })), 'x-forwarded-for': `10.0.0.${++clients}` });
+  const as = async (sub: string): Promise<Record<string, string>> => ({
+    ...bearer(await world.token({ claims: { sub } })),
+    'x-forwarded-for': `10.0.0.${++clients}`,
+  });
   const statuses = async (headers: Record<string, string>, count: number): Promise<number[]> => {
     const out: number[] = [];
     for (let n = 0; n < count; n++) out.push((await get(`${world.gateways[n % 2]?.url}/api/customers/1`, headers)).status);
@@ -75,11 +78,14 @@ describe('cluster rate limits (rateLimit.scope "cluster")', { skip: redisSkip },
 
   it('charges an address only for failed authentication, and refuses its unverified tokens before any crypto once it is over', async () => {
     const address = { 'x-forwarded-for': `10.0.1.${++clients}` };
-    const on = (i: number, token: string): Promise<number> => get(`${world.gateways[i]?.url}/api/customers/1`, { ...bearer(token), ...address }).then((a) => a.status);
+    const on = (i: number, token: string): Promise<number> =>
+      get(`${world.gateways[i]?.url}/api/customers/1`, { ...bearer(token), ...address }).then((a) => a.status);
     const users = await Promise.all(Array.from({ length: 3 * BURST }, (_, i) => world.token({ claims: { sub: `behind-nat-${i}` } })));
     assert.deepEqual(await Promise.all(users.map((t, i) => on(i % 2, t))), Array(3 * BURST).fill(200));
     // Signed ahead: the failures follow each other well within one refill (a second).
-    const forged = await Promise.all(Array.from({ length: BURST + 1 }, async (_, i) => `${(await world.token({ claims: { sub: `forger-${i}` } })).slice(0, -6)}AAAAAA`));
+    const forged = await Promise.all(
+      Array.from({ length: BURST + 1 }, async (_, i) => `${(await world.token({ claims: { sub: `forger-${i}` } })).slice(0, -6)}AAAAAA`),
+    );
     for (let i = 0; i < BURST; i++) assert.equal(await on(0, forged[i]!), 401);
     const invalid = await metric(world.gateways[0]!, 'hypergate_token_verifications_total', { result: 'invalid' });
     assert.equal(await on(0, forged[BURST]!), 429);

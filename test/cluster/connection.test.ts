@@ -82,6 +82,9 @@ describe('the connection to Redis', { skip: redisSkip }, () => {
     assert.ok(metrics.includes('hypergate_redis_up 1'));
     assert.ok(!metrics.includes(PASSWORD));
     assert.ok(log.lines.some((l) => l.includes('redis connected: redis://:***@127.0.0.1')));
-    assert.deepEqual(log.lines.filter((l) => l.includes(PASSWORD)), []);
+    assert.deepEqual(
+      log.lines.filter((l) => l.includes(PASSWORD)),
+      [],
+    );
   });
 });

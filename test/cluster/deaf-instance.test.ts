@@ -43,7 +43,10 @@ describe('an instance that cannot hear invalidations (Redis)', { skip: redisSkip
     await until(async () => (await metric(world.gateways[1]!, 'hypergate_redis_up')) === 0, 'the second instance to see Redis gone');
     world.upstream.on('PATCH /customers/41', { kind: 'json', body: { id: 41, name: 'After', status: 'active' } });
     world.upstream.on('GET /customers/41', { kind: 'json', body: { id: 41, name: 'After', status: 'active' } });
-    assert.equal((await send(urlOf(0, path), 'PATCH', { ...writer, 'content-type': 'application/merge-patch+json', 'if-match': '*' }, '{"name":"After"}')).status, 200);
+    assert.equal(
+      (await send(urlOf(0, path), 'PATCH', { ...writer, 'content-type': 'application/merge-patch+json', 'if-match': '*' }, '{"name":"After"}')).status,
+      200,
+    );
 
     // The second instance never heard of the write: past the grace it does not answer from its cache.
     world.clocks[1]?.advance(GRACE_MS + 1);

@@ -8,7 +8,12 @@ import { encodeEntry, isRejection, parseEntry, type SharedRecord } from '../../s
 const NOW = 1_800_000_000_000;
 const PATH = '/api/customers/7';
 const SUFFIXES = ['AAAAAAAA', 'BBBBBBBB'];
-const expected: Expected = { path: PATH, shape: { fingerprint: 'fp', maxAgeSeconds: 60, embeddedRel: null, suffixes: SUFFIXES, vary: 'Accept' }, groups: [], absenceMs: 5000 };
+const expected: Expected = {
+  path: PATH,
+  shape: { fingerprint: 'fp', maxAgeSeconds: 60, embeddedRel: null, suffixes: SUFFIXES, vary: 'Accept' },
+  groups: [],
+  absenceMs: 5000,
+};
 const body = JSON.stringify({ id: 7, name: 'Seven', links: { self: PATH } });
 
 /** An item entry fetched 10 s ago with max-age=60, as the fetching instance stores it, written to the tier now. */
@@ -60,7 +65,8 @@ describe('adopting an entry read from the shared tier', () => {
 
   test('is refused for a Cache-Control the gateway does not write, or a validator that is not an entity-tag', () => {
     const record = written();
-    for (const c of ['max-age=60\r\nX: y', 'public, max-age=60', 'no-store', '']) assert.equal(reason(adopt({ ...record, meta: { ...record.meta, c } })), 'header', c);
+    for (const c of ['max-age=60\r\nX: y', 'public, max-age=60', 'no-store', ''])
+      assert.equal(reason(adopt({ ...record, meta: { ...record.meta, c } })), 'header', c);
     assert.equal(reason(adopt({ ...record, meta: { ...record.meta, u: '"v7"\nX: y' } })), 'header');
     assert.equal(reason(adopt(record, { shape: { ...expected.shape, suffixes: null } })), 'identity', 'a validator where the resource keeps none');
   });

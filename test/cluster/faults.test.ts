@@ -52,7 +52,10 @@ function allOk(run: Run): void {
 /** Both instances use Redis again: connected, sharing entries, and a purge reaches both. */
 async function usingRedisAgain(world: SharedWorld, headers: Record<string, string>): Promise<void> {
   for (const gw of world.gateways) await until(async () => (await metric(gw, 'hypergate_redis_up')) === 1, 'the connection to come back');
-  await until(async () => ((await world.redis.command('PUBSUB', 'NUMSUB', `${world.prefix}invalidate`)) as [string, number])[1] === 2, 'both to subscribe again');
+  await until(
+    async () => ((await world.redis.command('PUBSUB', 'NUMSUB', `${world.prefix}invalidate`)) as [string, number])[1] === 2,
+    'both to subscribe again',
+  );
   const stored = await metric(world.gateways[0]!, 'hypergate_shared_cache_total', { outcome: 'stored' });
   // A few requests until one is shared. The breaker's cooldown (redis.breaker.cooldownMs) runs on
   // the instances' clocks: each round lets one pass, so an open breaker (calls that timed out on
@@ -107,7 +110,8 @@ describe('Redis faults: no request fails or waits for Redis, and Redis is used a
     // the breaker then stops calling. Loosely: far below the 5 s Redis was away.
     assert.ok(run.slowestMs < 1000, `slowest request ${Math.round(run.slowestMs)} ms`);
     let timeouts = 0;
-    for (const op of ['rate', 'tier_read', 'lock', 'tier_write']) timeouts += await metric(world.gateways[0]!, 'hypergate_redis_calls_total', { op, outcome: 'timeout' });
+    for (const op of ['rate', 'tier_read', 'lock', 'tier_write'])
+      timeouts += await metric(world.gateways[0]!, 'hypergate_redis_calls_total', { op, outcome: 'timeout' });
     assert.ok(timeouts > 0, 'Redis really was asked and did not answer');
     await usingRedisAgain(world, headers);
   });
@@ -138,7 +142,11 @@ describe('Redis faults: no request fails or waits for Redis, and Redis is used a
     open.push({ world, redis });
     const writer = bearer(await world.token({ expiresIn: 3600, claims: { scope: 'customers:read customers:write' } }));
     const held = gate();
-    world.upstream.on('POST /customers', { kind: 'wait', until: held.promise, then: { kind: 'json', status: 201, body: { id: 960, name: 'Late', status: 'active' } } });
+    world.upstream.on('POST /customers', {
+      kind: 'wait',
+      until: held.promise,
+      then: { kind: 'json', status: 201, body: { id: 960, name: 'Late', status: 'active' } },
+    });
     const headers = { ...writer, 'content-type': 'application/json', 'idempotency-key': '"late-claim-960"' };
     const body = '{"name":"Late","status":"active"}';
     redis.pause();

@@ -35,17 +35,25 @@ describe('idempotency completion under slow Redis calls (Redis)', { skip: redisS
   /** Retries the POST on the second instance until it is not refused as in progress (bounded); its answer. */
   async function retried(headers: Record<string, string>, body: string): Promise<HttpAnswer> {
     let answer: HttpAnswer | undefined;
-    await until(async () => {
-      answer = await send(urlOf(1, '/api/customers'), 'POST', headers, body);
-      return answer.status !== 409;
-    }, 'the retry to be answered other than 409', 15_000);
+    await until(
+      async () => {
+        answer = await send(urlOf(1, '/api/customers'), 'POST', headers, body);
+        return answer.status !== 409;
+      },
+      'the retry to be answered other than 409',
+      15_000,
+    );
     return answer as HttpAnswer;
   }
 
   it('stores the final answer while the Redis breaker is open for ordinary calls', async () => {
     const a = world.gateways[0]!;
     const held = gate();
-    world.upstream.on('POST /customers', { kind: 'wait', until: held.promise, then: { kind: 'json', status: 201, body: { id: 951, name: 'Once', status: 'active' } } });
+    world.upstream.on('POST /customers', {
+      kind: 'wait',
+      until: held.promise,
+      then: { kind: 'json', status: 201, body: { id: 951, name: 'Once', status: 'active' } },
+    });
     const headers = { ...writer, ...json, 'idempotency-key': '"completion-breaker"' };
     const body = '{"name":"Once","status":"active"}';
     const first = send(urlOf(0, '/api/customers'), 'POST', headers, body);
@@ -73,9 +81,18 @@ describe('idempotency completion under slow Redis calls (Redis)', { skip: redisS
     const a = world.gateways[0]!;
     // The previous test opened the breaker: a probe after its cooldown closes it again.
     world.clocks[0]?.advance(60_001);
-    await until(async () => (await get(urlOf(0, `/api/customers/${100 + Math.floor(Math.random() * 800)}`), reader)).status === 200 && (await metric(a, 'hypergate_redis_breaker_state')) === 0, 'the breaker to close');
+    await until(
+      async () =>
+        (await get(urlOf(0, `/api/customers/${100 + Math.floor(Math.random() * 800)}`), reader)).status === 200 &&
+        (await metric(a, 'hypergate_redis_breaker_state')) === 0,
+      'the breaker to close',
+    );
     const held = gate();
-    world.upstream.on('POST /customers', { kind: 'wait', until: held.promise, then: { kind: 'json', status: 201, body: { id: 952, name: 'Twice?', status: 'active' } } });
+    world.upstream.on('POST /customers', {
+      kind: 'wait',
+      until: held.promise,
+      then: { kind: 'json', status: 201, body: { id: 952, name: 'Twice?', status: 'active' } },
+    });
     const headers = { ...writer, ...json, 'idempotency-key': '"completion-overdue"' };
     const body = '{"name":"Twice?","status":"active"}';
     const first = send(urlOf(0, '/api/customers'), 'POST', headers, body);
@@ -105,7 +122,11 @@ describe('idempotency completion under slow Redis calls (Redis)', { skip: redisS
   it('counts a final answer Redis did not take before the claim lapsed', async () => {
     const a = world.gateways[0]!;
     const held = gate();
-    world.upstream.on('POST /customers', { kind: 'wait', until: held.promise, then: { kind: 'json', status: 201, body: { id: 953, name: 'Lost', status: 'active' } } });
+    world.upstream.on('POST /customers', {
+      kind: 'wait',
+      until: held.promise,
+      then: { kind: 'json', status: 201, body: { id: 953, name: 'Lost', status: 'active' } },
+    });
     const headers = { ...writer, ...json, 'idempotency-key': '"completion-lost"' };
     const first = send(urlOf(0, '/api/customers'), 'POST', headers, '{"name":"Lost","status":"active"}');
     await until(async () => world.upstream.active() === 1, 'the POST to reach the upstream (its key claimed in Redis)');

@@ -114,7 +114,10 @@ describe('idempotency records in Redis', { skip: redisSkip }, () => {
   const shared = suiteWorld(2);
   const world = (): SharedWorld => shared.world();
   const redis = (): RedisServer => shared.redis();
-  contract('in Redis, across two instances', redisSkip, () => [world().gateways[0]!.gateway.shared.idempotency, world().gateways[1]!.gateway.shared.idempotency]);
+  contract('in Redis, across two instances', redisSkip, () => [
+    world().gateways[0]!.gateway.shared.idempotency,
+    world().gateways[1]!.gateway.shared.idempotency,
+  ]);
 
   it('keeps each record with its TTL in Redis, and says unavailable when Redis does not answer', async () => {
     const store = world().gateways[0]!.gateway.shared.idempotency;
@@ -122,7 +125,10 @@ describe('idempotency records in Redis', { skip: redisSkip }, () => {
     await store.complete('alice', 'ttl', 'f', ANSWER, 60);
     const keys = (await redis().command('KEYS', `${world().prefix}idem:*`)) as string[];
     const ttls = await Promise.all(keys.map((k) => redis().command('PTTL', k) as Promise<number>));
-    assert.ok(ttls.every((t) => t > 0 && t <= 60_000), String(ttls));
+    assert.ok(
+      ttls.every((t) => t > 0 && t <= 60_000),
+      String(ttls),
+    );
     redis().pause();
     try {
       assert.deepEqual(await store.begin('alice', 'paused', 'f', 60), { state: 'unavailable' });

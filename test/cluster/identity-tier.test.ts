@@ -44,7 +44,10 @@ describe('a tenant-varying resource in the shared tier', { skip: redisSkip }, ()
     const same = await get(`${urlOf(1)}/api/customers/1`, a);
     assert.equal(nameOf(same), 'a en');
     assert.equal(same.headers['cache-status'], 'hypergate; fwd=miss; stored', 'read from the tier, not the upstream');
-    assert.deepEqual(up.seen.map((h) => h['x-tenant']), ['a', 'b']);
+    assert.deepEqual(
+      up.seen.map((h) => h['x-tenant']),
+      ['a', 'b'],
+    );
   });
 
   it("a purge on one instance drops every tenant's entry, in Redis and on the others", async () => {
@@ -63,6 +66,9 @@ describe('a tenant-varying resource in the shared tier', { skip: redisSkip }, ()
     await until(async () => (await received()) > heard, 'the purge to reach instance 1');
     for (const token of [a, b]) assert.equal((await get(`${urlOf(1)}/api/customers/2`, token)).status, 200);
     // Nothing was left on instance 1 nor in Redis: each tenant's read went to the upstream.
-    assert.deepEqual(up.seen.slice(2).map((h) => h['x-tenant']), ['a', 'b']);
+    assert.deepEqual(
+      up.seen.slice(2).map((h) => h['x-tenant']),
+      ['a', 'b'],
+    );
   });
 });

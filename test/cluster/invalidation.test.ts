@@ -61,7 +61,10 @@ describe('invalidation everywhere (Redis pub/sub)', { skip: redisSkip }, () => {
     const stored = await metric(world.gateways[0]!, 'hypergate_shared_cache_total', { outcome: 'stored' });
     held.open();
     assert.equal((await loading).status, 200);
-    await until(async () => (await metric(world.gateways[0]!, 'hypergate_redis_calls_total', { op: 'tier_write', outcome: 'ok' })) > writes, 'the write to be answered');
+    await until(
+      async () => (await metric(world.gateways[0]!, 'hypergate_redis_calls_total', { op: 'tier_write', outcome: 'ok' })) > writes,
+      'the write to be answered',
+    );
     assert.equal(await redis.command('EXISTS', `${world.prefix}c:0:/api/customers/5`), 0, 'the old answer was not shared');
     assert.equal(await metric(world.gateways[0]!, 'hypergate_shared_cache_total', { outcome: 'stored' }), stored);
   });
@@ -135,7 +138,10 @@ describe('invalidation everywhere (Redis pub/sub)', { skip: redisSkip }, () => {
     assert.ok(late.gateway.cache.get('/api/customers/41') !== undefined, 'cached before the subscription');
     redis.resume();
     paused = false;
-    await until(async () => ((await redis.command('PUBSUB', 'NUMSUB', `${world.prefix}invalidate`)) as [string, number])[1] === 3, 'the new instance to subscribe');
+    await until(
+      async () => ((await redis.command('PUBSUB', 'NUMSUB', `${world.prefix}invalidate`)) as [string, number])[1] === 3,
+      'the new instance to subscribe',
+    );
     await until(async () => late.gateway.cache.get('/api/customers/41') === undefined, 'the entry cached before it to be dropped', 1000);
   });
 
@@ -174,7 +180,8 @@ describe('the first subscription of an instance started while Redis was down', {
     const gw = await startGateway({ redis: { url: redis.url, keyPrefix: 'first:' }, log: { access: false } }, { logger: log.logger });
     t.after(() => gw.close());
     await redis.restart();
-    const cleared = (): Record<string, unknown> | undefined => log.records().find((r) => r['event'] === 'redis' && String(r['msg']).includes('local cache was cleared'));
+    const cleared = (): Record<string, unknown> | undefined =>
+      log.records().find((r) => r['event'] === 'redis' && String(r['msg']).includes('local cache was cleared'));
     await until(async () => cleared() !== undefined, 'the subscription to be made');
     assert.match(String(cleared()?.['msg']), /made at last \(Redis was unavailable at start\)/);
   });

@@ -47,7 +47,13 @@ describe('three gateway processes sharing one Redis behave as one gateway', { sk
     const file = join(dir, 'gateway.json');
     // A generous Redis deadline: these tests are about sharing, on a machine busy with other tests (the faults are tested apart).
     // The rate limit binds only the rate-limit test's subject: the reader stays far below a burst.
-    const config = { upstream: { url: upstream.url }, auth: { jwksUrl: jwks.url }, redis: { url: redis.url, timeoutMs: 250 }, rateLimit: { requestsPerSecond: 1, burst: BURST }, log: { access: false } };
+    const config = {
+      upstream: { url: upstream.url },
+      auth: { jwksUrl: jwks.url },
+      redis: { url: redis.url, timeoutMs: 250 },
+      rateLimit: { requestsPerSecond: 1, burst: BURST },
+      log: { access: false },
+    };
     writeFileSync(file, JSON.stringify(config));
     const mains = [0, 1, 2].map(() => startMain(['--config', file], { HYPERGATE_SERVER_PORT: '0', HYPERGATE_ADMIN_PORT: '0' }));
     instances = await Promise.all(
@@ -91,7 +97,8 @@ describe('three gateway processes sharing one Redis behave as one gateway', { sk
     upstream.on('/customers/77', { kind: 'wait', until: held.promise, then: { kind: 'json', body: { id: 77, name: 'Herd', status: 'active' } } });
     const answers = Promise.all(instances.flatMap((i) => [read(i, '/api/customers/77'), read(i, '/api/customers/77')]));
     // Each instance has asked Redis and found nothing (one took the lock, the others wait for its entry).
-    for (const i of instances) await until(async () => (sample(await metricsOf(i), 'hypergate_shared_cache_total', { outcome: 'miss' }) ?? 0) >= 1, 'every instance to miss');
+    for (const i of instances)
+      await until(async () => (sample(await metricsOf(i), 'hypergate_shared_cache_total', { outcome: 'miss' }) ?? 0) >= 1, 'every instance to miss');
     await until(async () => upstream.active() === 1, 'the one upstream request');
     held.open();
     for (const answer of await answers) assert.equal(answer.status, 200);
@@ -107,7 +114,11 @@ describe('three gateway processes sharing one Redis behave as one gateway', { sk
     assert.equal(purge.status, 200);
     assert.deepEqual(purge.json(), { purged: 1, instances: 3 });
     for (const i of instances.slice(1)) {
-      await until(async () => (JSON.parse((await read(i, '/api/customers/33')).body) as { name: string }).name === 'Renamed', 'the other instance to drop it', 1000);
+      await until(
+        async () => (JSON.parse((await read(i, '/api/customers/33')).body) as { name: string }).name === 'Renamed',
+        'the other instance to drop it',
+        1000,
+      );
     }
   });
 
@@ -116,16 +127,29 @@ describe('three gateway processes sharing one Redis behave as one gateway', { sk
     const renamed = { id: 34, name: 'Patched', status: 'active' };
     upstream.on('PATCH /customers/34', { kind: 'json', body: renamed, headers: { etag: '"v2"' } });
     upstream.on('GET /customers/34', { kind: 'json', body: renamed, headers: { etag: '"v2"' } });
-    const patched = await send(`${instances[0]?.url}/api/customers/34`, 'PATCH', { ...writer(), 'content-type': 'application/merge-patch+json', 'if-match': '*' }, '{"name":"Patched"}');
+    const patched = await send(
+      `${instances[0]?.url}/api/customers/34`,
+      'PATCH',
+      { ...writer(), 'content-type': 'application/merge-patch+json', 'if-match': '*' },
+      '{"name":"Patched"}',
+    );
     assert.equal(patched.status, 200);
     for (const i of instances.slice(1)) {
-      await until(async () => (JSON.parse((await read(i, '/api/customers/34')).body) as { name: string }).name === 'Patched', 'the other instance to drop it', 1000);
+      await until(
+        async () => (JSON.parse((await read(i, '/api/customers/34')).body) as { name: string }).name === 'Patched',
+        'the other instance to drop it',
+        1000,
+      );
     }
   });
 
   it('replays an Idempotency-Key on another process, and answers 409 there while the first still runs', async () => {
     const held = gate();
-    upstream.on('POST /customers', { kind: 'wait', until: held.promise, then: { kind: 'json', status: 201, body: { id: 950, name: 'Once', status: 'active' } } });
+    upstream.on('POST /customers', {
+      kind: 'wait',
+      until: held.promise,
+      then: { kind: 'json', status: 201, body: { id: 950, name: 'Once', status: 'active' } },
+    });
     const headers = { ...writer(), 'content-type': 'application/json', 'idempotency-key': '"processes-950"' };
     const body = '{"name":"Once","status":"active"}';
     const first = send(`${instances[0]?.url}/api/customers`, 'POST', headers, body);
@@ -149,7 +173,10 @@ describe('three gateway processes sharing one Redis behave as one gateway', { sk
     for (let n = 0; n < 3 * BURST; n++) statuses.push((await read(instances[n % 3] as Instance, '/api/customers/1', limited)).status);
     const seconds = (Date.now() - started) / 1000;
     const ok = statuses.filter((s) => s === 200).length;
-    assert.ok(statuses.every((s) => s === 200 || s === 429), String(statuses));
+    assert.ok(
+      statuses.every((s) => s === 200 || s === 429),
+      String(statuses),
+    );
     // Per instance, each would have let a whole burst through (3 × 50); as one, 50 plus what refilled meanwhile.
     assert.ok(ok >= BURST && ok <= BURST + Math.ceil(seconds) + 1, `${ok} allowed in ${seconds} s`);
   });

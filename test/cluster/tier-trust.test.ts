@@ -55,7 +55,10 @@ describe('what an instance adopts from the shared tier', { skip: redisSkip }, ()
   // A fetches and shares genuine entries; B reads what was forged from them.
   let a: RunningGateway;
   let b: RunningGateway;
-  const tier = tierOf(() => redis, () => world);
+  const tier = tierOf(
+    () => redis,
+    () => world,
+  );
 
   before(async () => {
     redis = await startRedis();
@@ -83,7 +86,12 @@ describe('what an instance adopts from the shared tier', { skip: redisSkip }, ()
     await forge('/api/customers/41', '/api/customers/42');
     const res = await get(`${b.url}/api/customers/42`, reader);
     assert.equal(res.status, 200);
-    assert.deepEqual(customer(res), { id: 42, name: 'Customer 42', status: 'active', links: { self: '/api/customers/42', orders: '/api/customers/42/orders' } });
+    assert.deepEqual(customer(res), {
+      id: 42,
+      name: 'Customer 42',
+      status: 'active',
+      links: { self: '/api/customers/42', orders: '/api/customers/42/orders' },
+    });
     assert.equal(world.upstream.hits('/customers/42'), 1, 'B asked the upstream itself');
     assert.equal(await rejected('identity'), before + 1);
   });
@@ -156,7 +164,7 @@ describe('what an instance adopts from the shared tier', { skip: redisSkip }, ()
     assert.equal(await rejected('body'), before + 1);
   });
 
-  it("never lets a forged absence hide an existing item: an absence names its path, and lives no longer than cache.notFoundSeconds", async () => {
+  it('never lets a forged absence hide an existing item: an absence names its path, and lives no longer than cache.notFoundSeconds', async () => {
     // A genuine absence, shared by A.
     assert.equal((await readAndShare(a, '/api/customers/999999998', reader)).status, 404);
     const absence = split((await tier.read('/api/customers/999999998')) as string);

@@ -63,17 +63,27 @@ describe('writes across instances (Redis)', { skip: redisSkip }, () => {
     assert.equal(again.text, first.text);
     assert.equal(again.headers['location'], '/api/customers/901');
     assert.equal(posts(), 1, 'the second instance sent nothing');
-    assertProblem(await send(urlOf(1, '/api/customers'), 'POST', headers, '{"name":"Other","status":"active"}'), { status: 422, code: 'HG_ERR_IDEMPOTENCY_KEY_REUSED' });
+    assertProblem(await send(urlOf(1, '/api/customers'), 'POST', headers, '{"name":"Other","status":"active"}'), {
+      status: 422,
+      code: 'HG_ERR_IDEMPOTENCY_KEY_REUSED',
+    });
     assert.equal(posts(), 1);
   });
 
   it('answers 409 on another instance while the first request with the key still runs', async () => {
     const held = gate();
-    world.upstream.on('POST /customers', { kind: 'wait', until: held.promise, then: { kind: 'json', status: 201, body: { id: 902, name: 'Slow', status: 'active' } } });
+    world.upstream.on('POST /customers', {
+      kind: 'wait',
+      until: held.promise,
+      then: { kind: 'json', status: 201, body: { id: 902, name: 'Slow', status: 'active' } },
+    });
     const headers = { ...writer, ...json, 'idempotency-key': '"across-902"' };
     const first = send(urlOf(0, '/api/customers'), 'POST', headers, '{"name":"Slow","status":"active"}');
     await until(async () => world.upstream.active() === 1, 'the first POST to reach the upstream');
-    assertProblem(await send(urlOf(1, '/api/customers'), 'POST', headers, '{"name":"Slow","status":"active"}'), { status: 409, code: 'HG_ERR_IDEMPOTENCY_KEY_IN_USE' });
+    assertProblem(await send(urlOf(1, '/api/customers'), 'POST', headers, '{"name":"Slow","status":"active"}'), {
+      status: 409,
+      code: 'HG_ERR_IDEMPOTENCY_KEY_IN_USE',
+    });
     held.open();
     assert.equal((await first).status, 201);
     const replayed = await send(urlOf(1, '/api/customers'), 'POST', headers, '{"name":"Slow","status":"active"}');
@@ -84,7 +94,11 @@ describe('writes across instances (Redis)', { skip: redisSkip }, () => {
   it('answers a write with an Idempotency-Key without waiting for a stalled Redis to keep its record', async () => {
     const a = world.gateways[0]!;
     const held = gate();
-    world.upstream.on('POST /customers', { kind: 'wait', until: held.promise, then: { kind: 'json', status: 201, body: { id: 903, name: 'Stalled', status: 'active' } } });
+    world.upstream.on('POST /customers', {
+      kind: 'wait',
+      until: held.promise,
+      then: { kind: 'json', status: 201, body: { id: 903, name: 'Stalled', status: 'active' } },
+    });
     const headers = { ...writer, ...json, 'idempotency-key': '"across-903"' };
     const first = send(urlOf(0, '/api/customers'), 'POST', headers, '{"name":"Stalled","status":"active"}');
     await until(async () => world.upstream.active() === 1, 'the POST to reach the upstream (its key claimed in Redis)');

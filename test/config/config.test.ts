@@ -63,7 +63,12 @@ describe('configuration', () => {
 
   test('wrong types are refused, one line per problem naming the key path', () => {
     const problems = problemsOf(() =>
-      configWith({ server: { port: '8080' }, upstream: { url: 'ftp://x', timeoutMs: -1 }, auth: { issuer: '', algorithms: ['none'] }, cache: { maxEntries: 1.5 } }),
+      configWith({
+        server: { port: '8080' },
+        upstream: { url: 'ftp://x', timeoutMs: -1 },
+        auth: { issuer: '', algorithms: ['none'] },
+        cache: { maxEntries: 1.5 },
+      }),
     );
     assert.deepEqual([...problems].sort(), [
       'auth.algorithms: "none" is not one of HS256, HS384, HS512, RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA, Ed25519',
@@ -81,16 +86,31 @@ describe('configuration', () => {
   });
 
   test('auth.secret needs an HS algorithm listed, and HS algorithms need a secret', () => {
-    assert.deepEqual(problemsOf(() => configWith({ auth: { secret: 'x'.repeat(40) } })), ['auth.secret: requires auth.algorithms to list HS256, HS384 or HS512']);
-    assert.deepEqual(problemsOf(() => configWith({ auth: { algorithms: ['HS256'] } })), ['auth.algorithms: HS256 needs auth.secret; public keys never verify HMAC tokens']);
-    assert.ok(problemsOf(() => configWith({ auth: { secret: 'short', algorithms: ['HS256'] } })).includes('auth.secret: expected at least 32 bytes (RFC 7518 section 3.2)'));
-    assert.ok(problemsOf(() => configWith({ auth: { secret: 'x'.repeat(40), algorithms: ['HS256', 'ES256'] } })).includes('auth.algorithms: with auth.secret only HS256, HS384 and HS512 are allowed'));
+    assert.deepEqual(
+      problemsOf(() => configWith({ auth: { secret: 'x'.repeat(40) } })),
+      ['auth.secret: requires auth.algorithms to list HS256, HS384 or HS512'],
+    );
+    assert.deepEqual(
+      problemsOf(() => configWith({ auth: { algorithms: ['HS256'] } })),
+      ['auth.algorithms: HS256 needs auth.secret; public keys never verify HMAC tokens'],
+    );
+    assert.ok(
+      problemsOf(() => configWith({ auth: { secret: 'short', algorithms: ['HS256'] } })).includes(
+        'auth.secret: expected at least 32 bytes (RFC 7518 section 3.2)',
+      ),
+    );
+    assert.ok(
+      problemsOf(() => configWith({ auth: { secret: 'x'.repeat(40), algorithms: ['HS256', 'ES256'] } })).includes(
+        'auth.algorithms: with auth.secret only HS256, HS384 and HS512 are allowed',
+      ),
+    );
   });
 
   test('exposing a reserved field is refused', () => {
-    assert.deepEqual(problemsOf(() => configWith({ resources: { customers: { exposeFields: ['links'] } } })), [
-      'resources.customers.exposeFields: "links" is always part of the representation or reserved',
-    ]);
+    assert.deepEqual(
+      problemsOf(() => configWith({ resources: { customers: { exposeFields: ['links'] } } })),
+      ['resources.customers.exposeFields: "links" is always part of the representation or reserved'],
+    );
   });
 
   test('relative key file paths resolve against the config file folder, not the cwd', () => {
@@ -108,14 +128,22 @@ describe('configuration', () => {
   });
 
   test('a bad environment override is refused naming the variable', () => {
-    assert.deepEqual(problemsOf(() => loadConfig({ env: { HYPERGATE_PORT: 'eighty' } })), ['HYPERGATE_PORT (server.port): expected an integer from 0 to 65535, got "eighty"']);
+    assert.deepEqual(
+      problemsOf(() => loadConfig({ env: { HYPERGATE_PORT: 'eighty' } })),
+      ['HYPERGATE_PORT (server.port): expected an integer from 0 to 65535, got "eighty"'],
+    );
     assert.ok(problemsOf(() => loadConfig({ env: { HYPERGATE_UPSTREAM_URL: 'not a url' } }))[0]?.startsWith('HYPERGATE_UPSTREAM_URL (upstream.url):'));
   });
 
   test('an unreadable or malformed file is one clear problem', () => {
     assert.match(problemsOf(() => loadConfig({ file: join(dir, 'nope.json') }))[0] ?? '', /cannot read the file \(ENOENT\)/);
     assert.match(problemsOf(() => loadConfig({ file: writeConfig('bad.json', '{ "server": ') }))[0] ?? '', /not valid JSON/);
-    const notObjects: [string, string][] = [['null', 'null'], ['[]', 'an array'], ['42', '42'], ['"x"', '"x"']];
+    const notObjects: [string, string][] = [
+      ['null', 'null'],
+      ['[]', 'an array'],
+      ['42', '42'],
+      ['"x"', '"x"'],
+    ];
     for (const [text, got] of notObjects) {
       const problem = problemsOf(() => loadConfig({ file: writeConfig('not-an-object.json', text) }))[0] ?? '';
       assert.ok(problem.includes('not-an-object.json: expected a JSON object of sections') && problem.endsWith(`, got ${got}`), problem);

@@ -67,7 +67,8 @@ describe('the configuration table of docs/configuration.md', () => {
   const rows = documentedRows();
   // Declared resources are documented by key (resources.<name>.path), not by each shipped value.
   const defaults = new Map([...leaves(readDefaults())].filter(([key]) => !key.startsWith('resources.')));
-  const declaration = declarationRule === undefined ? new Map<string, { optional: boolean; value?: unknown }>() : declarationKeys(declarationRule, 'resources.<name>');
+  const declaration =
+    declarationRule === undefined ? new Map<string, { optional: boolean; value?: unknown }>() : declarationKeys(declarationRule, 'resources.<name>');
   const route = routeRule === undefined ? new Map<string, { optional: boolean; value?: unknown }>() : declarationKeys(routeRule, 'routes.<name>');
 
   it('lists every key of config/default.json with the same default', () => {
@@ -107,7 +108,10 @@ describe('the configuration table of docs/configuration.md', () => {
 
   it('lists no key that config/default.json or a declaration does not have', () => {
     for (const key of rows.keys()) {
-      assert.ok(defaults.has(key) || declaration.has(key) || route.has(key) || key === 'upstreams.<name>', `docs/configuration.md documents ${key}, which config/default.json does not have`);
+      assert.ok(
+        defaults.has(key) || declaration.has(key) || route.has(key) || key === 'upstreams.<name>',
+        `docs/configuration.md documents ${key}, which config/default.json does not have`,
+      );
     }
   });
 });

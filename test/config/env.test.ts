@@ -39,12 +39,22 @@ describe('environment overrides HYPERGATE_<SECTION>_<KEY>', () => {
   });
 
   it('name the variable and its key in every problem with a value from the environment, as a file value would be described', () => {
-    assert.deepEqual(problemsOf(() => loadConfig({ env: { HYPERGATE_SERVER_PORT: 'eighty' } })), ['HYPERGATE_SERVER_PORT (server.port): expected an integer from 0 to 65535, got "eighty"']);
-    assert.deepEqual(problemsOf(() => loadConfig({ env: { HYPERGATE_LOG_ACCESS: 'yes' } })), ['HYPERGATE_LOG_ACCESS (log.access): expected true or false, got "yes"']);
-    assert.deepEqual(problemsOf(() => loadConfig({ env: { HYPERGATE_SERVER_PORT: '70000' } })), ['HYPERGATE_SERVER_PORT (server.port): expected an integer from 0 to 65535, got 70000']);
-    assert.deepEqual(problemsOf(() => loadConfig({ env: { HYPERGATE_SERVER_HEADERS_TIMEOUT_MS: '60000' } })), [
-      'HYPERGATE_SERVER_HEADERS_TIMEOUT_MS (server.headersTimeoutMs): must not exceed server.requestTimeoutMs (30000), got 60000',
-    ]);
+    assert.deepEqual(
+      problemsOf(() => loadConfig({ env: { HYPERGATE_SERVER_PORT: 'eighty' } })),
+      ['HYPERGATE_SERVER_PORT (server.port): expected an integer from 0 to 65535, got "eighty"'],
+    );
+    assert.deepEqual(
+      problemsOf(() => loadConfig({ env: { HYPERGATE_LOG_ACCESS: 'yes' } })),
+      ['HYPERGATE_LOG_ACCESS (log.access): expected true or false, got "yes"'],
+    );
+    assert.deepEqual(
+      problemsOf(() => loadConfig({ env: { HYPERGATE_SERVER_PORT: '70000' } })),
+      ['HYPERGATE_SERVER_PORT (server.port): expected an integer from 0 to 65535, got 70000'],
+    );
+    assert.deepEqual(
+      problemsOf(() => loadConfig({ env: { HYPERGATE_SERVER_HEADERS_TIMEOUT_MS: '60000' } })),
+      ['HYPERGATE_SERVER_HEADERS_TIMEOUT_MS (server.headersTimeoutMs): must not exceed server.requestTimeoutMs (30000), got 60000'],
+    );
   });
 
   it('refuse an unknown HYPERGATE_ variable instead of ignoring a typo', () => {
@@ -65,10 +75,18 @@ describe('environment overrides HYPERGATE_<SECTION>_<KEY>', () => {
   it('exist for every scalar key of config/default.json', () => {
     const defaults = readDefaults();
     const walk = (tree: Record<string, unknown>, path: string[]): string[] =>
-      Object.entries(tree).flatMap(([k, v]) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? walk(v as Record<string, unknown>, [...path, k]) : Array.isArray(v) ? [] : [[...path, k].join('.')]));
+      Object.entries(tree).flatMap(([k, v]) =>
+        typeof v === 'object' && v !== null && !Array.isArray(v)
+          ? walk(v as Record<string, unknown>, [...path, k])
+          : Array.isArray(v)
+            ? []
+            : [[...path, k].join('.')],
+      );
     // auth.algorithms defaults to null but is a list: lists stay in files.
     // Resources are named by the operator (a map): their keys stay in files too.
-    const scalarKeys = walk(defaults, []).filter((k) => k !== 'auth.algorithms' && !k.startsWith('resources.')).sort();
+    const scalarKeys = walk(defaults, [])
+      .filter((k) => k !== 'auth.algorithms' && !k.startsWith('resources.'))
+      .sort();
     const envKeys = [...ENV_KEYS.values()].map((k) => k.path.join('.')).sort();
     assert.deepEqual(envKeys, scalarKeys);
     assert.ok(ENV_KEYS.has('HYPERGATE_SERVER_DRAIN_TIMEOUT_MS'));

@@ -3,7 +3,6 @@ import { describe, test } from 'node:test';
 import { configProblems as problemsOf } from '../helpers/config.ts';
 import { configWith } from '../../src/gateway/load-config.ts';
 
-
 describe('config keys of the hypermedia surface', () => {
   test('defaults: ownership off, read-any scope customers:read:any, CORS off, orders expose their business fields', () => {
     const config = configWith({});

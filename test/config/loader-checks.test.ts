@@ -8,17 +8,22 @@ import { configWith } from '../../src/gateway/load-config.ts';
 describe('checks passed to the config loader', () => {
   test('run on the validated config, and their problems are listed with the others', () => {
     const seen: Config[] = [];
-    const loader = createConfigLoader([(config, problems) => {
-      seen.push(config);
-      if (config.server.port === 1234) problems.push('server.port: not 1234');
-    }]);
+    const loader = createConfigLoader([
+      (config, problems) => {
+        seen.push(config);
+        if (config.server.port === 1234) problems.push('server.port: not 1234');
+      },
+    ]);
     assert.equal(loader.configWith({}).server.port, 8080);
     assert.equal(seen.length, 1);
-    assert.throws(() => loader.configWith({ server: { port: 1234 }, cors: { origins: ['nope'] } }), (err: unknown) => {
-      assert.ok(err instanceof ConfigError);
-      assert.deepEqual(err.problems, ['server.port: not 1234', 'cors.origins: "nope" is not an origin (scheme://host[:port], no path), nor "*"']);
-      return true;
-    });
+    assert.throws(
+      () => loader.configWith({ server: { port: 1234 }, cors: { origins: ['nope'] } }),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.deepEqual(err.problems, ['server.port: not 1234', 'cors.origins: "nope" is not an origin (scheme://host[:port], no path), nor "*"']);
+        return true;
+      },
+    );
   });
 
   test('do not run when a key already broke its own rule', () => {

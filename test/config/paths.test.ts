@@ -37,12 +37,14 @@ function valueAt(tree: unknown, key: string): unknown {
 describe('path keys', () => {
   test('every key named as a file or folder, or typed as a path in the configuration table of docs/configuration.md, is marked as a path in the schema, and no other', () => {
     const documented = documentedConfigRows();
-    const expected = [...leaves(CONFIG_SCHEMA).keys()].filter((key) => /(File|Dir|Path|Folder)$/.test(key) || /^path\b/.test(documented.get(key)?.type ?? '')).sort();
+    const expected = [...leaves(CONFIG_SCHEMA).keys()]
+      .filter((key) => /(File|Dir|Path|Folder)$/.test(key) || /^path\b/.test(documented.get(key)?.type ?? ''))
+      .sort();
     assert.ok(expected.includes('auth.publicKeyFile') && expected.includes('auth.devKeyDir'), expected.join(', '));
     assert.deepEqual([...marked].sort(), expected);
   });
 
-  test('every path key set relative in a config file resolves against that file\'s folder, not the cwd', () => {
+  test("every path key set relative in a config file resolves against that file's folder, not the cwd", () => {
     mkdirSync(join(dir, 'etc'), { recursive: true });
     assert.ok(marked.length > 0);
     for (const key of marked) {

@@ -35,7 +35,9 @@ describe('resources.<name>.public in config', () => {
   test('a vary on claims stops the start: an anonymous caller has none; a vary on headers is valid', () => {
     const problems = configProblems(publicCustomers({ vary: { claims: ['tenant'] } }));
     assert.ok(
-      problems.includes('resources.customers.public: an anonymous caller has no claims, so resources.customers.vary.claims would keep nothing apart; vary by headers only, or drop public'),
+      problems.includes(
+        'resources.customers.public: an anonymous caller has no claims, so resources.customers.vary.claims would keep nothing apart; vary by headers only, or drop public',
+      ),
       problems.join('\n'),
     );
     assert.deepEqual(configProblems(publicCustomers({ vary: { headers: ['Accept-Language'] } })), []);
@@ -43,7 +45,10 @@ describe('resources.<name>.public in config', () => {
 
   test('a public resource without GET stops the start', () => {
     const problems = configProblems({ resources: { customers: { public: true, methods: ['POST'] } } });
-    assert.ok(problems.includes('resources.customers.public: lets only GET and HEAD through without credentials, and resources.customers.methods has no "GET"'), problems.join('\n'));
+    assert.ok(
+      problems.includes('resources.customers.public: lets only GET and HEAD through without credentials, and resources.customers.methods has no "GET"'),
+      problems.join('\n'),
+    );
   });
 
   test('a public value that is not a boolean is named', () => {

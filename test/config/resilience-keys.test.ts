@@ -3,7 +3,6 @@ import { describe, test } from 'node:test';
 import { configProblems as problemsOf } from '../helpers/config.ts';
 import { configWith, loadConfig } from '../../src/gateway/load-config.ts';
 
-
 describe('config keys of the upstream failure behaviour', () => {
   test('defaults: stale-if-error 300 s, stale-while-revalidate off, breaker 5 failures and 5 s', () => {
     const config = configWith({});
@@ -30,7 +29,9 @@ describe('config keys of the upstream failure behaviour', () => {
   });
 
   test('environment variables reach the nested breaker keys', () => {
-    const config = loadConfig({ env: { HYPERGATE_UPSTREAM_BREAKER_FAILURES: '0', HYPERGATE_UPSTREAM_BREAKER_COOLDOWN_MS: '250', HYPERGATE_CACHE_STALE_IF_ERROR_SECONDS: '5' } });
+    const config = loadConfig({
+      env: { HYPERGATE_UPSTREAM_BREAKER_FAILURES: '0', HYPERGATE_UPSTREAM_BREAKER_COOLDOWN_MS: '250', HYPERGATE_CACHE_STALE_IF_ERROR_SECONDS: '5' },
+    });
     assert.deepEqual(config.upstream.breaker, { failures: 0, cooldownMs: 250 });
     assert.equal(config.cache.staleIfErrorSeconds, 5);
   });

@@ -15,7 +15,9 @@ const URL_WITH_PASSWORD = `http://alice:${PASSWORD}@upstream.internal:8081`;
 describe('secrets never appear in config problems', () => {
   it('shows the credentials of a URL as ***, the rest of it as given', () => {
     const problems = configProblems({ upstream: { url: URL_WITH_PASSWORD } });
-    assert.deepEqual(problems, ['upstream.url: expected an http(s) URL without credentials, query or fragment, or null, got "http://***:***@upstream.internal:8081/"']);
+    assert.deepEqual(problems, [
+      'upstream.url: expected an http(s) URL without credentials, query or fragment, or null, got "http://***:***@upstream.internal:8081/"',
+    ]);
   });
 
   it('hides the credentials of a URL too long to show whole, and of one that does not parse', () => {

@@ -19,7 +19,15 @@ describe('resources.<name>.vary and sharedAcrossIdentities', () => {
   });
 
   test('a declared vary or sharedAcrossIdentities is not implicit; nothing forwarded, nothing varies', () => {
-    assert.deepEqual(implicitVaryNotes(configWith({ upstream: { forwardClaims: { 'X-Tenant': 'tenant' } }, resources: { customers: { vary: { claims: ['tenant'] } }, orders: { sharedAcrossIdentities: true } } })), []);
+    assert.deepEqual(
+      implicitVaryNotes(
+        configWith({
+          upstream: { forwardClaims: { 'X-Tenant': 'tenant' } },
+          resources: { customers: { vary: { claims: ['tenant'] } }, orders: { sharedAcrossIdentities: true } },
+        }),
+      ),
+      [],
+    );
     assert.deepEqual(implicitVaryNotes(configWith({})), []);
   });
 
@@ -34,8 +42,18 @@ describe('resources.<name>.vary and sharedAcrossIdentities', () => {
     const dir = mkdtempSync(join(tmpdir(), 'hypergate-vary-'));
     after(() => rmSync(dir, { recursive: true, force: true }));
     const file = join(dir, 'tenant.json');
-    writeFileSync(file, JSON.stringify({ upstream: { url: 'http://127.0.0.1:9', forwardClaims: { 'X-Tenant': 'tenant' } }, auth: { secret: 'a-secret-of-at-least-thirty-two-bytes-long!', algorithms: ['HS256'] } }));
-    const run = spawnSync(process.execPath, ['--import', 'tsx', resolve(PROJECT_ROOT, 'src/main.ts'), '--check-config', '--config', file], { cwd: PROJECT_ROOT, encoding: 'utf8', timeout: 20_000 });
+    writeFileSync(
+      file,
+      JSON.stringify({
+        upstream: { url: 'http://127.0.0.1:9', forwardClaims: { 'X-Tenant': 'tenant' } },
+        auth: { secret: 'a-secret-of-at-least-thirty-two-bytes-long!', algorithms: ['HS256'] },
+      }),
+    );
+    const run = spawnSync(process.execPath, ['--import', 'tsx', resolve(PROJECT_ROOT, 'src/main.ts'), '--check-config', '--config', file], {
+      cwd: PROJECT_ROOT,
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     assert.equal(run.status, 0, run.stderr);
     assert.match(run.stdout, /note: resources\.customers is cached per identity \(claim tenant\)/);
     assert.match(run.stdout, /note: resources\.orders is cached per identity \(claim tenant\)/);
@@ -44,7 +62,9 @@ describe('resources.<name>.vary and sharedAcrossIdentities', () => {
 
 describe('forwardHeaders', () => {
   test('refuses hop-by-hop headers, credentials, Host and the headers the gateway builds', () => {
-    const problems = configProblems({ upstream: { forwardHeaders: ['Accept-Language', 'Connection', 'Authorization', 'Cookie', 'Host', 'X-Forwarded-For', 'X-Request-Id', 'bad header'] } });
+    const problems = configProblems({
+      upstream: { forwardHeaders: ['Accept-Language', 'Connection', 'Authorization', 'Cookie', 'Host', 'X-Forwarded-For', 'X-Request-Id', 'bad header'] },
+    });
     assert.deepEqual(problems, [
       'upstream.forwardHeaders: "Connection" is never passed on from the client',
       'upstream.forwardHeaders: "Authorization" is never passed on from the client (use forwardAuthorization)',
@@ -57,6 +77,9 @@ describe('forwardHeaders', () => {
   });
 
   test('makes the resources of the service vary by them implicitly', () => {
-    assert.match(implicitVaryNotes(configWith({ upstream: { forwardHeaders: ['Accept-Language'] } }))[0] ?? '', /resources\.customers is cached per identity \(header Accept-Language\)/);
+    assert.match(
+      implicitVaryNotes(configWith({ upstream: { forwardHeaders: ['Accept-Language'] } }))[0] ?? '',
+      /resources\.customers is cached per identity \(header Accept-Language\)/,
+    );
   });
 });

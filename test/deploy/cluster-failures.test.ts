@@ -98,7 +98,8 @@ describe('the deployment example while the customer service stalls', { skip }, (
   });
 
   it('keeps every instance in rotation: cached reads answer 200 through nginx after reads the gateways answered 504', async () => {
-    for (const id of [60, 61, 62]) assertGatewayProblem(cluster, await call(cluster, 'GET', `/api/customers/${id}`, bearer(token)), 504, 'HG_ERR_UPSTREAM_TIMEOUT');
+    for (const id of [60, 61, 62])
+      assertGatewayProblem(cluster, await call(cluster, 'GET', `/api/customers/${id}`, bearer(token)), 504, 'HG_ERR_UPSTREAM_TIMEOUT');
     // Round robin: six reads reach each instance twice. nginx with no live instance answers 502 itself.
     for (let i = 0; i < 6; i++) {
       const res = await call(cluster, 'GET', '/api/customers/5', bearer(token));
@@ -128,7 +129,12 @@ describe('the deployment example when an instance dies during a write', { skip }
       { method: 'PUT', path: '/customers/31', body: { name: 'Changed', status: 'active' } },
       { method: 'DELETE', path: '/customers/32', body: undefined },
     ];
-    for (const write of writes) cluster.upstream.on(`${write.method} ${write.path}`, { kind: 'wait', until: held.promise, then: { kind: 'json', body: { id: 1, name: 'x', status: 'active' } } });
+    for (const write of writes)
+      cluster.upstream.on(`${write.method} ${write.path}`, {
+        kind: 'wait',
+        until: held.promise,
+        then: { kind: 'json', body: { id: 1, name: 'x', status: 'active' } },
+      });
     const answers = writes.map((write) => call(cluster, write.method, `/api${write.path}`, { ...bearer(token), 'if-match': '*' }, write.body));
     await until(async () => writes.every((w) => received(cluster, w.method, w.path) === 1), 'both writes to reach the service');
     // Kill the instance that holds each write, as a crash would.

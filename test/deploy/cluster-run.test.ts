@@ -36,7 +36,12 @@ function childrenOf(pid: number): { pid: number; argv: string[] }[] {
       // pid (comm) state ppid ...: comm may hold spaces and parentheses, so read after the last ')'.
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       if (ppid !== pid) continue;
-      found.push({ pid: Number(entry), argv: readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter((a) => a !== '') });
+      found.push({
+        pid: Number(entry),
+        argv: readFileSync(`/proc/${entry}/cmdline`, 'utf8')
+          .split('\0')
+          .filter((a) => a !== ''),
+      });
     } catch {
       // gone meanwhile
     }
@@ -67,7 +72,11 @@ describe('deploy/cluster/run.sh started from another folder', { skip }, () => {
 
   /** A dev-mode token, minted by the package's compiled token command as an operator would. */
   const mint = async (sub: string, scope: string): Promise<string> => {
-    const { stdout } = await run(process.execPath, [join(pkg.root, 'dist/dev/mint-token.js'), '--config', join(pkg.root, 'deploy/cluster/gateway.json'), '--sub', sub, '--scope', scope], { cwd: elsewhere, env });
+    const { stdout } = await run(
+      process.execPath,
+      [join(pkg.root, 'dist/dev/mint-token.js'), '--config', join(pkg.root, 'deploy/cluster/gateway.json'), '--sub', sub, '--scope', scope],
+      { cwd: elsewhere, env },
+    );
     return stdout.trim();
   };
 
@@ -97,14 +106,18 @@ describe('deploy/cluster/run.sh started from another folder', { skip }, () => {
     const redis = new Redis(`redis://127.0.0.1:${redisPort}`, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => 50 });
     redis.on('error', () => {}); // refused until run.sh's Redis listens
     try {
-      await until(async () => {
-        if (script.exitCode !== null) return true;
-        if (redis.status === 'wait') await redis.connect();
-        const [, subscribed] = (await redis.call('PUBSUB', 'NUMSUB', 'hypergate:invalidate')) as [string, number];
-        const res = await request(`${front}/api`, { dispatcher: agent });
-        await res.body.dump();
-        return subscribed === 3 && res.statusCode === 401;
-      }, 'run.sh: nginx answering and three gateways subscribed to Redis', 60_000);
+      await until(
+        async () => {
+          if (script.exitCode !== null) return true;
+          if (redis.status === 'wait') await redis.connect();
+          const [, subscribed] = (await redis.call('PUBSUB', 'NUMSUB', 'hypergate:invalidate')) as [string, number];
+          const res = await request(`${front}/api`, { dispatcher: agent });
+          await res.body.dump();
+          return subscribed === 3 && res.statusCode === 401;
+        },
+        'run.sh: nginx answering and three gateways subscribed to Redis',
+        60_000,
+      );
     } finally {
       redis.disconnect();
     }
@@ -130,7 +143,10 @@ describe('deploy/cluster/run.sh started from another folder', { skip }, () => {
       assert.equal(g.argv[1 + flags.length], join(pkg.root, 'dist/main.js'));
     }
     assert.equal(children.filter((c) => c.argv.some((a) => a.endsWith('/dist/sample-upstream/main.js'))).length, 1, JSON.stringify(children));
-    assert.ok(children.every((c) => !c.argv.some((a) => a.includes('tsx') || a.endsWith('.ts'))), JSON.stringify(children));
+    assert.ok(
+      children.every((c) => !c.argv.some((a) => a.includes('tsx') || a.endsWith('.ts'))),
+      JSON.stringify(children),
+    );
   });
 
   it('reads back through instance B, after a purge, what was written through instance A', async () => {

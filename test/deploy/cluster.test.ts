@@ -34,10 +34,14 @@ describe('the deployment example (deploy/cluster): nginx, three gateways and one
     const admin = bearer(await signToken(cluster.key, { claims: { sub: 'ops', scope: 'hypergate:admin' } }));
     const purge = await get(`${cluster.admins[1]}/cache/customers/8`, admin, 'DELETE');
     assert.deepEqual(purge.json(), { purged: 1, instances: 3 });
-    await until(async () => {
-      const names = [];
-      for (let n = 0; n < 9; n++) names.push(await readName(token));
-      return names.every((name) => name === 'Renamed');
-    }, 'every instance to answer the new version', 1000);
+    await until(
+      async () => {
+        const names = [];
+        for (let n = 0; n < 9; n++) names.push(await readName(token));
+        return names.every((name) => name === 'Renamed');
+      },
+      'every instance to answer the new version',
+      1000,
+    );
   });
 });

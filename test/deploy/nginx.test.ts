@@ -52,7 +52,16 @@ async function startStack(gatewayConfig: Record<string, unknown> = {}): Promise<
 async function buildStack(gatewayConfig: Record<string, unknown>, closers: Closers, closeAll: () => Promise<void>): Promise<Stack> {
   const { dir, key, jwks, upstream } = await startDeployBasics(closers, 'nginx');
   const file = join(dir, 'gateway.json');
-  writeFileSync(file, JSON.stringify({ ...gatewayConfig, upstream: { url: upstream.url, ...(gatewayConfig['upstream'] as object) }, auth: { jwksUrl: jwks.url }, admin: { port: null }, log: { access: false } }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      ...gatewayConfig,
+      upstream: { url: upstream.url, ...(gatewayConfig['upstream'] as object) },
+      auth: { jwksUrl: jwks.url },
+      admin: { port: null },
+      log: { access: false },
+    }),
+  );
   const ports = [await freePort(), await freePort()];
   const gateways = ports.map((port) => startMain(['--config', file], { HYPERGATE_SERVER_PORT: String(port) }));
   closers.push(async () => {

@@ -5,7 +5,13 @@ import { describe, test } from 'node:test';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
 
 /** The documents a reader of the repository starts from: the README, everything in docs/, and bench/README.md. */
-const DOCUMENTS = ['README.md', ...readdirSync(resolve(PROJECT_ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`), 'bench/README.md'];
+const DOCUMENTS = [
+  'README.md',
+  ...readdirSync(resolve(PROJECT_ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+  'bench/README.md',
+];
 
 const read = (file: string): string => readFileSync(resolve(PROJECT_ROOT, file), 'utf8');
 
@@ -41,7 +47,10 @@ function anchorsOf(text: string): Set<string> {
   for (const line of proseLines(text)) {
     const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (heading === null) continue;
-    const slug = (heading[1] as string).toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    const slug = (heading[1] as string)
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
     const n = seen.get(slug) ?? 0;
     seen.set(slug, n + 1);
     anchors.add(n === 0 ? slug : `${slug}-${n}`);
@@ -99,7 +108,10 @@ describe('the README, docs/ and bench/README.md stand alone', () => {
     });
 
     test(`no link in ${document} leads outside the repository`, () => {
-      assert.deepEqual(linkTargets(read(document)).filter((target) => leavesRepository(document, target)), []);
+      assert.deepEqual(
+        linkTargets(read(document)).filter((target) => leavesRepository(document, target)),
+        [],
+      );
     });
   }
 
@@ -110,7 +122,8 @@ describe('the README, docs/ and bench/README.md stand alone', () => {
 
   test('a link to a missing file or heading, and a link out of the repository, are caught', () => {
     // The checks above are only as good as their parsing: they must see these.
-    const sample = 'See [the contract](../../outside/x.md), ![chart](bench/nope.svg), [ok](docs/caching.md#invalidation) and [bad](docs/caching.md#no-such-section).\n\n```sh\n# not a heading\n```\n';
+    const sample =
+      'See [the contract](../../outside/x.md), ![chart](bench/nope.svg), [ok](docs/caching.md#invalidation) and [bad](docs/caching.md#no-such-section).\n\n```sh\n# not a heading\n```\n';
     assert.deepEqual(linkTargets(sample), ['../../outside/x.md', 'bench/nope.svg', 'docs/caching.md#invalidation', 'docs/caching.md#no-such-section']);
     assert.equal(existsSync(resolve(PROJECT_ROOT, 'bench/nope.svg')), false);
     const cachingAnchors = anchorsOf(read('docs/caching.md'));

@@ -33,7 +33,9 @@ describe('the "Metrics" table of docs/operations.md', () => {
 
   test('names each metric in one row only', () => {
     const seen = new Set<string>();
-    const twice = metricRows().flat().filter((name) => seen.has(name) || (seen.add(name), false));
+    const twice = metricRows()
+      .flat()
+      .filter((name) => seen.has(name) || (seen.add(name), false));
     assert.deepEqual(twice, []);
   });
 
@@ -41,6 +43,9 @@ describe('the "Metrics" table of docs/operations.md', () => {
     const exported = new Set((await gw.gateway.metrics.registry.getMetricsAsJSON()).map((m) => m.name));
     const listed = metricRows().flat();
     assert.ok(listed.length > 10, `too few metric names read from the table: ${listed.join(', ')}`);
-    assert.deepEqual(listed.filter((name) => !exported.has(name)), []);
+    assert.deepEqual(
+      listed.filter((name) => !exported.has(name)),
+      [],
+    );
   });
 });

@@ -67,7 +67,8 @@ describe('docs/tutorial.md, run step by step', () => {
     const [name, ...args] = words;
     if (name === 'node') {
       const [script, ...rest] = args;
-      if (script === join(PROJECT_ROOT, 'bin/hypergate.js')) return [process.execPath, ['--import', import.meta.resolve('tsx'), join(PROJECT_ROOT, 'src/main.ts'), ...rest]];
+      if (script === join(PROJECT_ROOT, 'bin/hypergate.js'))
+        return [process.execPath, ['--import', import.meta.resolve('tsx'), join(PROJECT_ROOT, 'src/main.ts'), ...rest]];
       return [process.execPath, args];
     }
     if (name === 'redis-server') return ['redis-server', args];
@@ -101,7 +102,10 @@ describe('docs/tutorial.md, run step by step', () => {
   async function runToEnd(words: readonly string[], env: Record<string, string>): Promise<string> {
     if (words[0] === 'curl') return (await runCurl(parseCurl(words.slice(1)))).printed;
     const p = start(words, env);
-    const [code] = (await Promise.race([once(p.child, 'exit'), new Promise((_, fail) => setTimeout(() => fail(new Error(`${words.join(' ')} did not finish`)), PATIENCE_MS))])) as [number | null];
+    const [code] = (await Promise.race([
+      once(p.child, 'exit'),
+      new Promise((_, fail) => setTimeout(() => fail(new Error(`${words.join(' ')} did not finish`)), PATIENCE_MS)),
+    ])) as [number | null];
     assert.equal(code, 0, `${words.join(' ')} exits 0:\n${p.output()}`);
     return p.output();
   }
@@ -121,7 +125,7 @@ describe('docs/tutorial.md, run step by step', () => {
     };
     let failure = await check();
     // "within a second": the change travels through Redis to the other instance.
-    for (const deadline = Date.now() + 5_000; failure !== null && comment.includes('within a second') && Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 5_000; failure !== null && comment.includes('within a second') && Date.now() < deadline;) {
       await new Promise((r) => setTimeout(r, 50));
       failure = await check();
     }
@@ -176,7 +180,11 @@ describe('docs/tutorial.md, run step by step', () => {
     // A book of the list is cached as the book: following its link never reaches the service (the
     // one GET /books/1 is the reader's own, straight to the service, before the gateway runs).
     assert.equal(log.filter((l) => l === 'GET /books?offset=0&limit=20').length, 1, log.join('\n'));
-    assert.deepEqual(log.filter((l) => l === 'GET /books/1'), ['GET /books/1'], log.join('\n'));
+    assert.deepEqual(
+      log.filter((l) => l === 'GET /books/1'),
+      ['GET /books/1'],
+      log.join('\n'),
+    );
     assert.ok(log.indexOf('GET /books/1') < log.indexOf('GET /books?offset=0&limit=20'), log.join('\n'));
     // One POST for the Idempotency-Key sent twice: the retry is replayed; the body the schema
     // refused and the key reused for another body never reach the service.

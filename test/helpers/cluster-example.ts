@@ -27,7 +27,10 @@ export function clusterNginxConf(proxyPort: number, gatewayPorts: readonly numbe
     const to = ports.get(Number(port));
     return to === undefined ? text : `127.0.0.1:${to}`;
   });
-  assert.ok([proxyPort, ...gatewayPorts].every((p) => conf.includes(`127.0.0.1:${p}`)), 'deploy/cluster/nginx.conf has the documented addresses');
+  assert.ok(
+    [proxyPort, ...gatewayPorts].every((p) => conf.includes(`127.0.0.1:${p}`)),
+    'deploy/cluster/nginx.conf has the documented addresses',
+  );
   return conf;
 }
 

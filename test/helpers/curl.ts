@@ -55,10 +55,17 @@ export interface CurlAnswer {
 
 /** Sends the request with fetch, as curl would (no redirects followed, the body as given). */
 export async function runCurl(request: CurlRequest): Promise<CurlAnswer> {
-  const res = await fetch(request.url, { method: request.method, headers: request.headers.map(([name, value]) => [name, value]), body: request.body, redirect: 'manual' });
+  const res = await fetch(request.url, {
+    method: request.method,
+    headers: request.headers.map(([name, value]) => [name, value]),
+    body: request.body,
+    redirect: 'manual',
+  });
   const body = await res.text();
   if (request.writeOut !== undefined) {
-    const printed = request.writeOut.replace(/%header\{([^}]+)\}/g, (_, name: string) => res.headers.get(name) ?? '').replace(/%\{http_code\}/g, String(res.status));
+    const printed = request.writeOut
+      .replace(/%header\{([^}]+)\}/g, (_, name: string) => res.headers.get(name) ?? '')
+      .replace(/%\{http_code\}/g, String(res.status));
     return { status: res.status, printed };
   }
   const head = [`HTTP/1.1 ${res.status} ${res.statusText}`, ...[...res.headers].map(([name, value]) => `${name}: ${value}`)].join('\n');

@@ -34,9 +34,7 @@ export async function signToken(key: TestKey, options: TokenOptions = {}): Promi
   const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
   const claims: JWTPayload = { sub: 'user-1', scope: 'customers:read', iat: now, ...options.claims };
   if (!options.omitExp && claims.exp === undefined) claims.exp = now + (options.expiresIn ?? 3600);
-  return new SignJWT(claims)
-    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT', ...options.header })
-    .sign(key.privateKey);
+  return new SignJWT(claims).setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT', ...options.header }).sign(key.privateKey);
 }
 
 /** How a test JWKS server misbehaves instead of serving its keys. */
@@ -66,7 +64,13 @@ export interface JwksServer {
   close(): Promise<void>;
 }
 
-const FAKE_KEY = JSON.stringify({ kty: 'EC', crv: 'P-256', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRjGkmCeqGCRJfSnzrxhuHAuT9PtYRp1pX0Y2Eo', kid: 'padding' });
+const FAKE_KEY = JSON.stringify({
+  kty: 'EC',
+  crv: 'P-256',
+  x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU',
+  y: 'x_FEzRjGkmCeqGCRJfSnzrxhuHAuT9PtYRp1pX0Y2Eo',
+  kid: 'padding',
+});
 
 export async function startJwksServer(keys: readonly JWK[]): Promise<JwksServer> {
   let current = keys;

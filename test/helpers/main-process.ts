@@ -78,13 +78,15 @@ export function startMain(args: readonly string[], env: Record<string, string> =
           fail(new Error(`no matching log line within ${timeoutMs} ms; stderr:\n${err}\nstdout:\n${records.map((r) => JSON.stringify(r)).join('\n')}`));
         }, timeoutMs);
         if (!check()) waiters.add(check);
-        void exit.then(() => setTimeout(() => {
-          if (waiters.has(check)) {
-            waiters.delete(check);
-            clearTimeout(timer);
-            fail(new Error(`the process exited first; stderr:\n${err}`));
-          }
-        }, 50));
+        void exit.then(() =>
+          setTimeout(() => {
+            if (waiters.has(check)) {
+              waiters.delete(check);
+              clearTimeout(timer);
+              fail(new Error(`the process exited first; stderr:\n${err}`));
+            }
+          }, 50),
+        );
       }),
     exited: () => exit,
     kill: (signal = 'SIGTERM') => {

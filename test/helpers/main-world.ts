@@ -31,7 +31,11 @@ export interface MainWorld {
  * cluster), the admin listener on, access lines off, and `extra` merged over that config; resolves
  * once the admin listener and every worker listen.
  */
-export async function startMainWorld(dir: string, name: string, options: { workers?: number; extra?: Record<string, unknown>; env?: Record<string, string> } = {}): Promise<MainWorld> {
+export async function startMainWorld(
+  dir: string,
+  name: string,
+  options: { workers?: number; extra?: Record<string, unknown>; env?: Record<string, string> } = {},
+): Promise<MainWorld> {
   const workers = options.workers ?? 1;
   const key = await makeKey('ES256');
   const jwks = await startJwksServer([key.publicJwk]);
@@ -39,7 +43,13 @@ export async function startMainWorld(dir: string, name: string, options: { worke
   const port = await freePort();
   const adminPort = await freePort();
   const file = join(dir, `${name}.json`);
-  const own = { server: { port, workers, drainTimeoutMs: 1000 }, admin: { port: adminPort }, upstream: { url: upstream.url }, auth: { jwksUrl: jwks.url }, log: { access: false } };
+  const own = {
+    server: { port, workers, drainTimeoutMs: 1000 },
+    admin: { port: adminPort },
+    upstream: { url: upstream.url },
+    auth: { jwksUrl: jwks.url },
+    log: { access: false },
+  };
   const started = mergeConfig(own, options.extra ?? {});
   const write = (extra: Record<string, unknown>): void => writeFileSync(file, JSON.stringify(mergeConfig(started, extra)));
   write({});

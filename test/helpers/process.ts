@@ -17,7 +17,11 @@ export interface GatewayProcess {
 /** Starts a real gateway process: `node --import tsx src/main.ts <args>`, or any command given (in `cwd`, default the checkout). */
 export function spawnGateway(args: readonly string[], options: { env?: NodeJS.ProcessEnv; command?: readonly string[]; cwd?: string } = {}): GatewayProcess {
   const [cmd, ...pre] = options.command ?? [process.execPath, '--import', 'tsx', 'src/main.ts'];
-  const child = spawn(cmd ?? process.execPath, [...pre, ...args], { cwd: options.cwd ?? ROOT, env: { ...process.env, HYPERGATE_ADMIN_PORT: 'null', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd ?? process.execPath, [...pre, ...args], {
+    cwd: options.cwd ?? ROOT,
+    env: { ...process.env, HYPERGATE_ADMIN_PORT: 'null', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout?.on('data', (chunk: Buffer) => {

@@ -34,7 +34,24 @@ export interface RedisServer {
 }
 
 async function spawnRedis(port: number, extra: readonly string[], file: string | undefined): Promise<ChildProcess> {
-  const child = spawn(binary as string, [...(file === undefined ? [] : [file]), '--save', '', '--appendonly', 'no', '--port', String(port), '--bind', '127.0.0.1', '--protected-mode', 'no', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    binary as string,
+    [
+      ...(file === undefined ? [] : [file]),
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--protected-mode',
+      'no',
+      ...extra,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let out = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`redis-server did not start on ${port}:\n${out}`)), 10_000);

@@ -51,7 +51,12 @@ export async function startSharedWorld(redis: RedisServer, count: number, overri
   const jwks = await startJwksServer([key.publicJwk]);
   const upstream = await startTestUpstream();
   const prefix = `t${randomBytes(4).toString('hex')}:`;
-  const base = { upstream: { url: upstream.url }, auth: { jwksUrl: jwks.url }, redis: { url: redis.url, keyPrefix: prefix, timeoutMs: 250 }, log: { access: false } };
+  const base = {
+    upstream: { url: upstream.url },
+    auth: { jwksUrl: jwks.url },
+    redis: { url: redis.url, keyPrefix: prefix, timeoutMs: 250 },
+    log: { access: false },
+  };
   const gateways: RunningGateway[] = [];
   const clocks: ManualClock[] = [];
   const config = (more: unknown = {}): unknown => mergeConfig(mergeConfig(base, overrides), more);

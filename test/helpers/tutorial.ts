@@ -94,7 +94,7 @@ export function shellWords(line: string, vars: ReadonlyMap<string, string>): She
       throw new Error(`the tutorial's commands are plain commands; ${JSON.stringify(c)} is not read in: ${line}`);
     } else {
       const start = i;
-      while (i + 1 < line.length && !" \t'\"#|;&<>`()".includes(line[i + 1] as string)) i++;
+      while (i + 1 < line.length && !' \t\'"#|;&<>`()'.includes(line[i + 1] as string)) i++;
       word = (word ?? '') + expand(line.slice(start, i + 1));
     }
   }

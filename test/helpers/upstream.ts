@@ -59,7 +59,14 @@ export const COLLECTION_TOTAL = 45;
 export function defaultOrder(customerId: number, orderId: number): Record<string, unknown> | null {
   const k = orderId - customerId * 100;
   if (k < 1 || k > 2) return null;
-  return { id: orderId, status: k === 1 ? 'paid' : 'shipped', placedAt: '2024-05-0' + k + 'T10:00:00.000Z', total: 10 * k + 0.5, currency: 'EUR', warehouse: 'internal' };
+  return {
+    id: orderId,
+    status: k === 1 ? 'paid' : 'shipped',
+    placedAt: '2024-05-0' + k + 'T10:00:00.000Z',
+    total: 10 * k + 0.5,
+    currency: 'EUR',
+    warehouse: 'internal',
+  };
 }
 
 /** The default answer for a path: the collection, a customer, its orders or one order, or 404. */
@@ -157,9 +164,11 @@ export async function startTestUpstream(): Promise<TestUpstream> {
         return;
       case 'wait':
         // A request the gateway gave up on meanwhile gets no answer.
-        behaviour.until.finally(() => {
-          if (!res.destroyed) act(res, behaviour.then);
-        }).catch(() => {});
+        behaviour.until
+          .finally(() => {
+            if (!res.destroyed) act(res, behaviour.then);
+          })
+          .catch(() => {});
         return;
       case 'sequence': {
         const n = sequenceAt.get(behaviour) ?? 0;

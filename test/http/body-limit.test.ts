@@ -9,7 +9,10 @@ import { startMainWorld, type MainWorld } from '../helpers/main-world.ts';
 
 /** The largest resident set a process has had so far (VmHWM), in bytes (Linux /proc). */
 function peakRssOf(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:')) ?? '';
+  const line =
+    readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('VmHWM:')) ?? '';
   return Number(/(\d+)/.exec(line)?.[1] ?? 0) * 1024;
 }
 
@@ -35,7 +38,9 @@ function streamBody(port: number, token: string, bytes: number): Promise<string>
     });
     socket.on('error', () => {});
     socket.on('close', () => resolve(answer.split('\r\n', 1)[0] ?? ''));
-    socket.write(`POST /api/customers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+    socket.write(
+      `POST /api/customers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+    );
     const chunk = Buffer.alloc(64 * 1024, 0x20);
     let sent = 0;
     const pump = (): void => {

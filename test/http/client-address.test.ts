@@ -90,7 +90,10 @@ describe('server.trustProxy validation', () => {
     assert.deepEqual(configProblems({ server: { trustProxy: ['10.0.0.1', '10.0.0.0/8', '::1', 'fd00::/8', '0.0.0.0/0'] } }), []);
     for (const bad of ['localhost', '10.0.0.0/33', 'fd00::/129', '10.0.0.0/8/1', '10.0.0.0/', '10.0.0.0/x', '']) {
       const problems = configProblems({ server: { trustProxy: [bad] } });
-      assert.ok(problems.some((p) => p.startsWith('server.trustProxy')), `${JSON.stringify(bad)}: ${problems.join('; ')}`);
+      assert.ok(
+        problems.some((p) => p.startsWith('server.trustProxy')),
+        `${JSON.stringify(bad)}: ${problems.join('; ')}`,
+      );
     }
   });
 });

@@ -82,7 +82,9 @@ describe('the connection after a problem for unparsable bytes', () => {
     t.after(() => client.socket.destroy());
     const posts = (): number => w.fx.upstream.requests.filter((r) => r.method === 'POST').length;
     const before = posts();
-    client.socket.write(`POST /api/customers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${writer}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
+    client.socket.write(
+      `POST /api/customers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${writer}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+    );
     await waitFor(() => client.read().includes('"status":408'), 'the 408 problem', 5000);
     client.socket.write(body.slice(5));
     // The connection closes after the linger: by then the body has long been read whole.
@@ -116,6 +118,9 @@ describe('a kept-alive connection whose writes are refused before their bodies a
     // The connection is still kept: a read on it is answered.
     client.socket.write(`GET /api/customers/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${w.token}\r\n\r\n`);
     await waitFor(() => client.read().includes('HTTP/1.1 200 '), 'the read after the refused writes', 5000);
-    assert.deepEqual(warnings.filter((x) => x.name === 'MaxListenersExceededWarning').map((x) => x.message), []);
+    assert.deepEqual(
+      warnings.filter((x) => x.name === 'MaxListenersExceededWarning').map((x) => x.message),
+      [],
+    );
   });
 });

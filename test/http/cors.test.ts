@@ -116,7 +116,10 @@ describe('CORS with cors.exposeHeaders and cors.allowHeaders', () => {
 
   test('cors.exposeHeaders adds to the exposed defaults, each name once', async () => {
     const res = await get(`${fx.gw.url}/api/customers/42`, { ...bearer(await fx.token()), origin: APP });
-    assert.equal(res.headers['access-control-expose-headers'], 'ETag, Cache-Status, Age, X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Location, X-Trace');
+    assert.equal(
+      res.headers['access-control-expose-headers'],
+      'ETag, Cache-Status, Age, X-Request-Id, Retry-After, RateLimit, RateLimit-Policy, Location, X-Trace',
+    );
   });
 
   test('cors.allowHeaders adds to the headers a preflight allows, each name once', async () => {
@@ -132,7 +135,10 @@ describe('CORS header lists in the config', () => {
     for (const key of ['exposeHeaders', 'allowHeaders']) {
       for (const bad of ['X Trace', 'X-Trace:', 'Über', 'a,b', '(x)']) {
         const problems = configProblems({ cors: { [key]: [bad] } });
-        assert.ok(problems.some((p) => p.startsWith(`cors.${key}: ${JSON.stringify(bad)}`)), `${key} ${bad}: ${problems.join('; ')}`);
+        assert.ok(
+          problems.some((p) => p.startsWith(`cors.${key}: ${JSON.stringify(bad)}`)),
+          `${key} ${bad}: ${problems.join('; ')}`,
+        );
       }
     }
   });

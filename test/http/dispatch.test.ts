@@ -17,27 +17,73 @@ describe('dispatcher', () => {
   const logged: string[] = [];
   before(async () => {
     const router = createRouter([
-      { method: 'GET', path: '/boom', handler: () => { throw new Error('secret detail at /etc/hypergate/key.pem'); } },
-      { method: 'GET', path: '/async-boom', handler: async () => { throw new TypeError('internal state 0xdeadbeef'); } },
-      { method: 'GET', path: '/teapot', handler: () => { throw new HgError('HG_ERR_UPSTREAM_TIMEOUT', { cause: new Error('hidden cause') }); } },
-      { method: 'GET', path: '/ok', handler: (_req, res) => { res.end('ok'); } },
+      {
+        method: 'GET',
+        path: '/boom',
+        handler: () => {
+          throw new Error('secret detail at /etc/hypergate/key.pem');
+        },
+      },
+      {
+        method: 'GET',
+        path: '/async-boom',
+        handler: async () => {
+          throw new TypeError('internal state 0xdeadbeef');
+        },
+      },
+      {
+        method: 'GET',
+        path: '/teapot',
+        handler: () => {
+          throw new HgError('HG_ERR_UPSTREAM_TIMEOUT', { cause: new Error('hidden cause') });
+        },
+      },
+      {
+        method: 'GET',
+        path: '/ok',
+        handler: (_req, res) => {
+          res.end('ok');
+        },
+      },
     ]);
-    server = createServer({ ServerResponse: HgResponse }, createDispatcher(router, createLogger('error', (line) => logged.push(line)), { maxUrlBytes: 200, maxHeaderCount: 100 }));
+    server = createServer(
+      { ServerResponse: HgResponse },
+      createDispatcher(
+        router,
+        createLogger('error', (line) => logged.push(line)),
+        { maxUrlBytes: 200, maxHeaderCount: 100 },
+      ),
+    );
     server.on('clientError', handleClientError);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
     url = `http://127.0.0.1:${port}`;
   });
-  after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
 
   for (const path of ['/boom', '/async-boom']) {
     test(`a thrown exception (${path}) is a generic 500 problem, logged, and the server keeps serving`, async () => {
       const res = await get(`${url}${path}`);
       assert.equal(res.status, 500);
       assert.equal(res.headers['content-type'], 'application/problem+json');
-      assert.deepEqual(res.json(), { type: 'urn:hypergate:problem:internal-error', title: 'Internal Server Error', status: 500, detail: 'An unexpected error occurred.', code: 'HG_ERR_INTERNAL' });
+      assert.deepEqual(res.json(), {
+        type: 'urn:hypergate:problem:internal-error',
+        title: 'Internal Server Error',
+        status: 500,
+        detail: 'An unexpected error occurred.',
+        code: 'HG_ERR_INTERNAL',
+      });
       assert.doesNotMatch(res.text, /secret|deadbeef|at /);
-      assert.ok(logged.some((l) => /secret detail|0xdeadbeef/.test(l)), 'the cause is logged for the operator');
+      assert.ok(
+        logged.some((l) => /secret detail|0xdeadbeef/.test(l)),
+        'the cause is logged for the operator',
+      );
       assert.equal((await get(`${url}/ok`)).text, 'ok');
     });
   }

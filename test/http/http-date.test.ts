@@ -23,7 +23,18 @@ describe('HTTP-date', () => {
     assert.equal(parseHttpDate('Sat, 31 Dec 2016 23:59:60 GMT', NOW), Date.UTC(2017, 0, 1, 0, 0, 0));
   });
 
-  for (const text of ['0', '2030', '-1', '', 'Sun, 06 Nov 1994 08:49:37', 'Sun, 6 Nov 1994 08:49:37 GMT', 'sun, 06 nov 1994 08:49:37 gmt', 'Sun, 31 Feb 1994 08:49:37 GMT', 'Sun, 06 Nov 1994 24:00:00 GMT', '1994-11-06T08:49:37Z']) {
+  for (const text of [
+    '0',
+    '2030',
+    '-1',
+    '',
+    'Sun, 06 Nov 1994 08:49:37',
+    'Sun, 6 Nov 1994 08:49:37 GMT',
+    'sun, 06 nov 1994 08:49:37 gmt',
+    'Sun, 31 Feb 1994 08:49:37 GMT',
+    'Sun, 06 Nov 1994 24:00:00 GMT',
+    '1994-11-06T08:49:37Z',
+  ]) {
     test(`${JSON.stringify(text)} is not an HTTP-date`, () => {
       assert.equal(parseHttpDate(text, NOW), null);
     });

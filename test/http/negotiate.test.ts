@@ -5,8 +5,30 @@ import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get, problemOf } from '../helpers/gateway.ts';
 
 describe('acceptsJson', () => {
-  const yes = [undefined, '', 'application/json', '*/*', 'application/*', 'text/html, application/json;q=0.5', 'APPLICATION/JSON', 'application/json; charset=utf-8', '*/*;q=0.1', 'text/html;q=0.9, */*;q=0.8', 'application/json;q=0.001'];
-  const no = ['text/html', 'application/xml', 'application/json;q=0', 'application/json;q=0, */*', 'application/*;q=0', '*/*;q=0', 'application/json;q=0, application/*;q=1', 'image/*', 'application/json;q=abc'];
+  const yes = [
+    undefined,
+    '',
+    'application/json',
+    '*/*',
+    'application/*',
+    'text/html, application/json;q=0.5',
+    'APPLICATION/JSON',
+    'application/json; charset=utf-8',
+    '*/*;q=0.1',
+    'text/html;q=0.9, */*;q=0.8',
+    'application/json;q=0.001',
+  ];
+  const no = [
+    'text/html',
+    'application/xml',
+    'application/json;q=0',
+    'application/json;q=0, */*',
+    'application/*;q=0',
+    '*/*;q=0',
+    'application/json;q=0, application/*;q=1',
+    'image/*',
+    'application/json;q=abc',
+  ];
   for (const header of yes) test(`admits JSON for Accept: ${String(header)}`, () => assert.equal(acceptsJson(header), true));
   for (const header of no) test(`refuses JSON for Accept: ${header}`, () => assert.equal(acceptsJson(header), false));
   test('the more specific range wins over a wildcard', () => {

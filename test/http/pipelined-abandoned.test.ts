@@ -19,8 +19,10 @@ describe('pipelined requests on a connection the client closes', () => {
   test('the answers queued behind a pending one leave the in-flight gauge and are counted as 499', async () => {
     const metrics = w.fx.gw.gateway.metrics;
     const upstream = gate();
-    for (const id of [30, 31, 32]) w.fx.upstream.on(`/customers/${id}`, { kind: 'wait', until: upstream.promise, then: { kind: 'json', body: { id, name: `C${id}`, status: 'active' } } });
-    const before = sample(await metrics.registry.metrics(), 'hypergate_http_requests_total', { route: '/api/customers/:id', method: 'GET', status: '499' }) ?? 0;
+    for (const id of [30, 31, 32])
+      w.fx.upstream.on(`/customers/${id}`, { kind: 'wait', until: upstream.promise, then: { kind: 'json', body: { id, name: `C${id}`, status: 'active' } } });
+    const before =
+      sample(await metrics.registry.metrics(), 'hypergate_http_requests_total', { route: '/api/customers/:id', method: 'GET', status: '499' }) ?? 0;
     const socket = connect(w.fx.gw.port, '127.0.0.1');
     socket.on('error', () => {});
     socket.write(get(30) + get(31) + get(32));

@@ -32,7 +32,11 @@ describe('unparsable bytes pipelined after good requests', () => {
 
   function assertAnswersThenBadRequest(text: string, ids: number[]): void {
     const all = messages(text).map(parts);
-    assert.deepEqual(all.map((m) => m.status), [...ids.map(() => 200), 400], text);
+    assert.deepEqual(
+      all.map((m) => m.status),
+      [...ids.map(() => 200), 400],
+      text,
+    );
     ids.forEach((id, i) => assert.equal((JSON.parse(all[i]?.text ?? '') as { id: number }).id, id));
     const last = all[ids.length];
     assert.ok(last !== undefined);

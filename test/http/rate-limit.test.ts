@@ -103,7 +103,8 @@ describe('rate limiting: a token bucket per subject, per client address without 
   });
 
   test('forged tokens beyond the burst get 429 before any crypto: the verification count stops growing', async () => {
-    const rejected = async (): Promise<number> => sample(await fx.gw.gateway.metrics.text(), 'hypergate_token_verifications_total', { result: 'invalid' }) ?? Number.NaN;
+    const rejected = async (): Promise<number> =>
+      sample(await fx.gw.gateway.metrics.text(), 'hypergate_token_verifications_total', { result: 'invalid' }) ?? Number.NaN;
     const before = await rejected();
     for (let i = 0; i < 20; i++) {
       const forged = bearer(`${(await fx.token({ claims: { sub: `forger-${i}` } })).slice(0, -6)}AAAAAA`);
@@ -150,7 +151,7 @@ describe('rate limiting: a token bucket per subject, per client address without 
 });
 
 describe('rate limiting and a key-source outage', () => {
-  test('a 503 because the JWKS cannot be fetched is the gateway\'s fault: it is not counted against the client', async () => {
+  test("a 503 because the JWKS cannot be fetched is the gateway's fault: it is not counted against the client", async () => {
     const key = await makeKey();
     // Nothing listens on port 9 of loopback: every JWKS fetch is refused.
     const gw = await startGateway({ auth: { jwksUrl: 'http://127.0.0.1:9/jwks.json' }, rateLimit: { requestsPerSecond: 1, burst: 1 } });

@@ -95,7 +95,7 @@ describe('Cache-Status (RFC 9211)', () => {
     assert.equal(head.headers['cache-status'], 'hypergate; hit; ttl=60');
   });
 
-  it('says collapsed for reads that rode on another request\'s upstream fetch', async () => {
+  it("says collapsed for reads that rode on another request's upstream fetch", async () => {
     fx.upstream.on('/customers/43', { kind: 'delay', ms: 100, then: { kind: 'json', body: { id: 43, name: 'N', status: 'active' } } });
     const answers = await Promise.all([1, 2, 3].map(() => get(`${fx.gw.url}/api/customers/43`, auth)));
     const statuses = answers.map((a) => a.headers['cache-status']).sort();

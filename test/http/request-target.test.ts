@@ -14,7 +14,7 @@ describe('routableTarget', () => {
       ['http://h//x', '//x'],
       ['http://[fe80::1%25eth0]:8080/x', '/x'],
       ['http://[v1.fe]/x', '/x'],
-      ['http://a.b-c_d~e!$&\'()*+,;=%41/x', '/x'],
+      ["http://a.b-c_d~e!$&'()*+,;=%41/x", '/x'],
     ];
     for (const [target, routed] of cases) assert.equal(routableTarget(target), routed, target);
   });
@@ -31,8 +31,26 @@ describe('routableTarget', () => {
   });
 
   test('anything else is a 400 bad-request HgError', () => {
-    for (const target of ['', 'ftp://h/', 'http:/h', 'h/x', 'http://u@h/', 'http://h/x#f', 'http://', 'http://[::1', 'http://[]', 'http://[::1]x/', 'http://h%4/', 'http://h%4', 'http://h:1a/']) {
-      assert.throws(() => routableTarget(target), (err: unknown) => err instanceof HgError && err.status === 400 && err.code === 'HG_ERR_BAD_REQUEST', target);
+    for (const target of [
+      '',
+      'ftp://h/',
+      'http:/h',
+      'h/x',
+      'http://u@h/',
+      'http://h/x#f',
+      'http://',
+      'http://[::1',
+      'http://[]',
+      'http://[::1]x/',
+      'http://h%4/',
+      'http://h%4',
+      'http://h:1a/',
+    ]) {
+      assert.throws(
+        () => routableTarget(target),
+        (err: unknown) => err instanceof HgError && err.status === 400 && err.code === 'HG_ERR_BAD_REQUEST',
+        target,
+      );
     }
   });
 });

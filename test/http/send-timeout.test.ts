@@ -18,7 +18,10 @@ const NOTES = 'n'.repeat(60_000);
  * `warm`: the token and the customer are cached first, so every pipelined request is answered at
  * once (a cache hit) and none waits for another.
  */
-async function bigAnswers(server: Record<string, unknown>, options: { logger?: Logger; warm?: boolean; notes?: string } = {}): Promise<{ fx: Fixture; request: string }> {
+async function bigAnswers(
+  server: Record<string, unknown>,
+  options: { logger?: Logger; warm?: boolean; notes?: string } = {},
+): Promise<{ fx: Fixture; request: string }> {
   const fx = await startFixture(
     // The head and request time-outs far beyond the test: only server.sendTimeoutMs may close a connection.
     { server: { headersTimeoutMs: 60_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 0, ...server }, resources: { customers: { exposeFields: ['notes'] } } },
@@ -111,9 +114,17 @@ describe('server.sendTimeoutMs: a client that never reads its answers', () => {
     const chunks: Buffer[] = [];
     client.on('data', (chunk: Buffer) => chunks.push(chunk));
     await once(client, 'close');
-    const statuses = [...Buffer.concat(chunks).toString('latin1').matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+    const statuses = [
+      ...Buffer.concat(chunks)
+        .toString('latin1')
+        .matchAll(/HTTP\/1\.1 (\d{3}) /g),
+    ].map((m) => Number(m[1]));
     assert.equal(statuses.at(-1), 503);
-    assert.deepEqual(statuses.slice(0, -1).filter((s) => s !== 200), [], 'every answer before the refusal is a 200');
+    assert.deepEqual(
+      statuses.slice(0, -1).filter((s) => s !== 200),
+      [],
+      'every answer before the refusal is a 200',
+    );
     assert.ok(statuses.length <= MAX_PENDING_PER_CONNECTION + 1, `${statuses.length} answers`);
     assert.match(Buffer.concat(chunks).toString('latin1'), /"code":"HG_ERR_PIPELINE_TOO_DEEP"/);
   });

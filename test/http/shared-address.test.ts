@@ -22,17 +22,24 @@ describe('clients behind one address: the address pays only for failed authentic
   after(() => fx.close());
 
   const customer = (token: string): Promise<HttpAnswer> => get(`${fx.gw.url}/api/customers/1`, bearer(token));
-  const verifications = async (result: string): Promise<number> => sample(await fx.gw.gateway.metrics.text(), 'hypergate_token_verifications_total', { result }) ?? 0;
+  const verifications = async (result: string): Promise<number> =>
+    sample(await fx.gw.gateway.metrics.text(), 'hypergate_token_verifications_total', { result }) ?? 0;
 
   test('60 users with fresh valid tokens from one address, all at once, are all served', async () => {
     const answers = await Promise.all(tokens.map(customer));
-    assert.deepEqual(answers.map((a) => a.status), Array(USERS).fill(200));
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      Array(USERS).fill(200),
+    );
     assert.equal(await verifications('ok'), USERS);
   });
 
   test('after a burst of forged tokens from that address, its valid users are still served and its forged tokens refused before any crypto', async () => {
     // The users are served (their tokens verified) before the forgeries begin.
-    assert.deepEqual((await Promise.all(tokens.map(customer))).map((a) => a.status), Array(USERS).fill(200));
+    assert.deepEqual(
+      (await Promise.all(tokens.map(customer))).map((a) => a.status),
+      Array(USERS).fill(200),
+    );
     const forged = async (i: number): Promise<string> => `${(await fx.token({ claims: { sub: `forger-${i}` } })).slice(0, -6)}AAAAAA`;
     for (let i = 0; i < BURST; i++) assert.equal((await customer(await forged(i))).status, 401, `forged token ${i} is verified and fails`);
     const invalid = await verifications('invalid');
@@ -41,7 +48,10 @@ describe('clients behind one address: the address pays only for failed authentic
     assert.equal(await verifications('invalid'), invalid, 'no crypto for a forged token while the address is over its budget');
     // Valid tokens never paid, so none is refused for the forgeries.
     const answers = await Promise.all(tokens.map(customer));
-    assert.deepEqual(answers.map((a) => a.status), Array(USERS).fill(200));
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      Array(USERS).fill(200),
+    );
     // A new token is not verified either while the address is over its budget: its validity is unknown.
     const verified = await verifications('ok');
     assertProblem(await customer(await fx.token({ claims: { sub: 'late-comer' } })), { status: 429, code: 'HG_ERR_RATE_LIMITED' });

@@ -45,7 +45,7 @@ describe('CircuitBreaker', () => {
     assert.equal(breaker.admit(), PASS);
   });
 
-  test("a failed probe opens it for another cooldown", () => {
+  test('a failed probe opens it for another cooldown', () => {
     const { clock, breaker } = make(1);
     breaker.failed(false);
     clock.advance(1000);

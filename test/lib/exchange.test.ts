@@ -141,7 +141,11 @@ describe('a bounded exchange', () => {
   after(() => server.close().closeAllConnections());
 
   /** Runs one exchange on a pool of its own and gives back its answer or its failure's kind. */
-  async function exchange(path: string, deadlineMs: number, at = origin): Promise<{ status: number; body: string | undefined } | { failure: string; deadlinePassed: boolean }> {
+  async function exchange(
+    path: string,
+    deadlineMs: number,
+    at = origin,
+  ): Promise<{ status: number; body: string | undefined } | { failure: string; deadlinePassed: boolean }> {
     const pool = new Pool(at, { connections: 1 });
     const deadline = new Deadline(deadlineMs, 'the test deadline passed');
     try {
@@ -180,7 +184,8 @@ describe('a bounded exchange', () => {
   test("undici's own connect, head and body time-outs count as time-outs; other errors as other", () => {
     const deadline = new Deadline(60_000, 'unused');
     deadline.clear();
-    for (const code of ['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']) assert.equal(exchangeFailure({ code }, deadline), 'timeout', code);
+    for (const code of ['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'])
+      assert.equal(exchangeFailure({ code }, deadline), 'timeout', code);
     for (const code of ['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']) assert.equal(exchangeFailure({ code }, deadline), 'lost', code);
     assert.equal(exchangeFailure(new Error('no code'), deadline), 'other');
     assert.equal(exchangeFailure(null, deadline), 'other');

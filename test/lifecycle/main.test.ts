@@ -29,8 +29,15 @@ describe('the hypergate process', () => {
     t.after(() => gw.child.kill('SIGKILL'));
     const port = await gw.listening;
     await waitFor(() => /Authorization: Bearer/.test(gw.stderr()), 'the dev banner');
-    const lines = gw.stdout().trim().split('\n').map((l) => JSON.parse(l) as { msg: string; event: string });
-    assert.deepEqual(lines.slice(0, 3).map((l) => l.event), ['listening', 'upstream', 'auth']);
+    const lines = gw
+      .stdout()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { msg: string; event: string });
+    assert.deepEqual(
+      lines.slice(0, 3).map((l) => l.event),
+      ['listening', 'upstream', 'auth'],
+    );
     assert.match(lines[1]?.msg ?? '', /embedded sample customer service/);
     assert.match(lines[2]?.msg ?? '', /DEV MODE/);
     assert.match(gw.stderr(), /DEV AUTH MODE/);
@@ -48,7 +55,11 @@ describe('the hypergate process', () => {
     t.after(() => gw.child.kill('SIGKILL'));
     const port = await gw.listening;
     await waitFor(() => /-X PATCH/.test(gw.stderr()), 'the PATCH example in the dev banner');
-    const line = gw.stderr().split('\n').find((l) => l.includes('-X PATCH')) ?? '';
+    const line =
+      gw
+        .stderr()
+        .split('\n')
+        .find((l) => l.includes('-X PATCH')) ?? '';
     const token = /Authorization: Bearer ([A-Za-z0-9._-]+)/.exec(line)?.[1];
     assert.ok(token, line);
     assert.match(line, /If-Match: \*/);
@@ -66,11 +77,24 @@ describe('the hypergate process', () => {
     const upstream = await startTestUpstream();
     t.after(() => upstream.close());
     const things = { path: '/api/things/{id}', params: { id: 'integer' }, upstream: '/things/{id}', fields: ['id'], rel: 'thing' };
-    const gw = spawnGateway(['--config', configFile('no-customers.json', { server: { port: 0 }, auth: { devKeyDir }, upstream: { url: upstream.url }, upstreams: { catalogue: { url: `${upstream.url}/v2` } }, resources: { customers: null, orders: null, things } })]);
+    const gw = spawnGateway([
+      '--config',
+      configFile('no-customers.json', {
+        server: { port: 0 },
+        auth: { devKeyDir },
+        upstream: { url: upstream.url },
+        upstreams: { catalogue: { url: `${upstream.url}/v2` } },
+        resources: { customers: null, orders: null, things },
+      }),
+    ]);
     t.after(() => gw.child.kill('SIGKILL'));
     const port = await gw.listening;
     await waitFor(() => /Authorization: Bearer/.test(gw.stderr()), 'the dev banner');
-    const line = gw.stderr().split('\n').find((l) => l.includes('curl -i')) ?? '';
+    const line =
+      gw
+        .stderr()
+        .split('\n')
+        .find((l) => l.includes('curl -i')) ?? '';
     assert.match(line, new RegExp(`http://127\\.0\\.0\\.1:${port}/api$`), line);
     assert.doesNotMatch(gw.stderr(), /customers|-X PATCH/);
     const token = /Authorization: Bearer ([A-Za-z0-9._-]+)/.exec(line)?.[1];
@@ -79,8 +103,16 @@ describe('the hypergate process', () => {
     assert.equal(root.status, 200, root.text);
     assert.match(root.text, /\/api\/things\/\{id\}/);
     // Each declared service is named at start, as the default upstream is.
-    const services = gw.stdout().trim().split('\n').map((l) => JSON.parse(l) as { event: string; service?: string; msg: string }).filter((l) => l.event === 'upstream');
-    assert.deepEqual(services.map((l) => l.service), [undefined, 'catalogue']);
+    const services = gw
+      .stdout()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { event: string; service?: string; msg: string })
+      .filter((l) => l.event === 'upstream');
+    assert.deepEqual(
+      services.map((l) => l.service),
+      [undefined, 'catalogue'],
+    );
     assert.equal(services[1]?.msg, `upstream catalogue ${upstream.url}/v2`);
   });
 
@@ -90,7 +122,11 @@ describe('the hypergate process', () => {
     t.after(() => gw.child.kill('SIGKILL'));
     const port = await gw.listening;
     const run = promisify(execFile);
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/dev/mint-token.ts', '--config', file, '--sub', 'alice', '--scope', 'customers:read', '--ttl', '60'], { cwd: ROOT });
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', 'src/dev/mint-token.ts', '--config', file, '--sub', 'alice', '--scope', 'customers:read', '--ttl', '60'],
+      { cwd: ROOT },
+    );
     const token = stdout.trim();
     assert.equal((JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as { sub: string }).sub, 'alice');
     assert.equal((await get(`http://127.0.0.1:${port}/api/customers/1`, bearer(token))).status, 200);
@@ -126,7 +162,10 @@ describe('the hypergate process', () => {
     // 192.0.2.1 is TEST-NET-1 (RFC 5737): documentation only, never assigned to a machine.
     const gw = spawnGateway(['--config', configFile('nowhere.json', { server: { host: '192.0.2.1', port: 0 }, auth: { devKeyDir } })]);
     assert.equal(await gw.exited, 1);
-    assert.match(gw.stderr(), /^hypergate: cannot listen on 192\.0\.2\.1:0: no network interface of this machine has that address \(set server\.host or HYPERGATE_SERVER_HOST; admin\.host or HYPERGATE_ADMIN_HOST\)$/m);
+    assert.match(
+      gw.stderr(),
+      /^hypergate: cannot listen on 192\.0\.2\.1:0: no network interface of this machine has that address \(set server\.host or HYPERGATE_SERVER_HOST; admin\.host or HYPERGATE_ADMIN_HOST\)$/m,
+    );
     assert.doesNotMatch(gw.stderr(), /\n\s+at /);
   });
 
@@ -201,7 +240,10 @@ describe('draining in process', () => {
     await closed;
     const answers = received.split('HTTP/1.1 ').slice(1);
     assert.equal(answers.length, 2, received);
-    assert.ok(answers.every((a) => a.startsWith('200 ')), received);
+    assert.ok(
+      answers.every((a) => a.startsWith('200 ')),
+      received,
+    );
     assert.match(answers[1] ?? '', /Connection: close/i);
     await fx.upstream.close();
     await fx.jwks.close();

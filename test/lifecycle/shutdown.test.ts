@@ -108,7 +108,11 @@ describe('graceful shutdown of a real process', () => {
     assert.equal(w.gw.child.exitCode, null, 'the process waits for its requests');
     w.release();
     const statuses = await Promise.all(answers);
-    assert.deepEqual(statuses.filter((s) => s !== 200), [], 'every in-flight request got its 200');
+    assert.deepEqual(
+      statuses.filter((s) => s !== 200),
+      [],
+      'every in-flight request got its 200',
+    );
     assert.equal(await w.gw.exited, 0);
     assert.ok(Date.now() - sentAt < drainTimeoutMs, 'the process exited within server.drainTimeoutMs');
     assert.match(w.gw.stdout(), /"msg":"stopped"/);

@@ -18,10 +18,16 @@ describe('a process whose stdout is a file', () => {
   test('writes every line to it, access lines included, and exits cleanly on SIGTERM', async (t) => {
     const port = await freePort();
     const config = join(dir, 'config.json');
-    writeFileSync(config, JSON.stringify({ server: { port }, admin: { port: null }, auth: { secret: 'f'.repeat(64), algorithms: ['HS256'] }, sampleUpstream: { customers: 10 } }));
+    writeFileSync(
+      config,
+      JSON.stringify({ server: { port }, admin: { port: null }, auth: { secret: 'f'.repeat(64), algorithms: ['HS256'] }, sampleUpstream: { customers: 10 } }),
+    );
     const logFile = join(dir, 'out.log');
     const fd = openSync(logFile, 'w');
-    const child = spawn(process.execPath, ['--import', 'tsx', resolve(PROJECT_ROOT, 'src/main.ts'), '--config', config], { cwd: PROJECT_ROOT, stdio: ['ignore', fd, 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', resolve(PROJECT_ROOT, 'src/main.ts'), '--config', config], {
+      cwd: PROJECT_ROOT,
+      stdio: ['ignore', fd, 'pipe'],
+    });
     closeSync(fd);
     t.after(() => child.kill('SIGKILL'));
     const exited = once(child, 'exit');

@@ -117,7 +117,11 @@ for (const workers of [1, 2]) {
       await answer(`${run.url}/after-the-stall`);
       await run.gw.waitFor((r) => r['msg'] === 'request' && r['path'] === '/after-the-stall');
       assert.equal(await droppedLines(run), total);
-      assert.deepEqual(run.gw.records.filter((r) => 'raw' in r), [], 'every line arrives whole, none cut into by another process');
+      assert.deepEqual(
+        run.gw.records.filter((r) => 'raw' in r),
+        [],
+        'every line arrives whole, none cut into by another process',
+      );
     });
 
     test('exits on SIGTERM (code 0) while stdout is still stalled', async (t) => {
@@ -141,22 +145,30 @@ for (const workers of [1, 2]) {
       await run.gw.waitFor((r) => r['msg'] === 'stopped' && r['pid'] === run.gw.child.pid);
       assert.equal(accessLines(run.gw).filter((r) => r['path'] === LONG_PATH).length, count);
       assert.equal(run.gw.records.filter((r) => r['event'] === 'log-dropped').length, 0);
-      assert.deepEqual(run.gw.records.filter((r) => 'raw' in r), [], 'every line arrives whole, none cut into by another process');
+      assert.deepEqual(
+        run.gw.records.filter((r) => 'raw' in r),
+        [],
+        'every line arrives whole, none cut into by another process',
+      );
     });
   });
 }
 
 describe('one process whose terminal has stalled (a TTY nobody reads, as after Ctrl-S)', () => {
-  test('keeps answering requests and /healthz, and counts the dropped lines in /metrics', { skip: process.platform !== 'linux' && 'util-linux script gives the process a terminal' }, async (t) => {
-    const run = await start(t, 1, 65_536, 'terminal');
-    run.gw.stallStdout();
-    assert.ok((await fillUntilDropped(run)) > 0);
-    assert.equal((await answer(`${run.adminUrl}/healthz`)).status, 200);
-    assert.equal((await answer(`${run.url}/api`)).status, 401);
-    // And it stops cleanly: `script` exits with the gateway's code once it can write again.
-    const pid = run.gw.records.find((r) => r['event'] === 'listening')?.['pid'] as number;
-    process.kill(pid, 'SIGTERM');
-    run.gw.resumeStdout();
-    assert.equal(await run.gw.exited(), 0);
-  });
+  test(
+    'keeps answering requests and /healthz, and counts the dropped lines in /metrics',
+    { skip: process.platform !== 'linux' && 'util-linux script gives the process a terminal' },
+    async (t) => {
+      const run = await start(t, 1, 65_536, 'terminal');
+      run.gw.stallStdout();
+      assert.ok((await fillUntilDropped(run)) > 0);
+      assert.equal((await answer(`${run.adminUrl}/healthz`)).status, 200);
+      assert.equal((await answer(`${run.url}/api`)).status, 401);
+      // And it stops cleanly: `script` exits with the gateway's code once it can write again.
+      const pid = run.gw.records.find((r) => r['event'] === 'listening')?.['pid'] as number;
+      process.kill(pid, 'SIGTERM');
+      run.gw.resumeStdout();
+      assert.equal(await run.gw.exited(), 0);
+    },
+  );
 });

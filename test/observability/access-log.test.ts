@@ -48,7 +48,10 @@ describe('access log writer', () => {
     const writer = new AccessLogWriter((c) => chunks.push(c.toString('utf8')), 0);
     put(writer, line({ reqId: 'a' }));
     put(writer, line({ reqId: 'b' }));
-    assert.deepEqual(chunks.map((c) => (JSON.parse(c) as { reqId: string }).reqId), ['a', 'b']);
+    assert.deepEqual(
+      chunks.map((c) => (JSON.parse(c) as { reqId: string }).reqId),
+      ['a', 'b'],
+    );
   });
 
   it('with a delay, holds the lines of several turns, then writes them as one chunk', async () => {
@@ -99,8 +102,18 @@ describe('access log writer', () => {
     writer.flush();
     put(writer, line({ path: '/api/customers/7' }));
     writer.flush();
-    const [first, second] = chunks.map((c) => c.toString('utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>));
-    assert.deepEqual(first?.map((r) => r['sub']), ['ascii', 'Jos\u00e9 \u{1F600}'], 'the UTF-8 bytes decode to the subject');
+    const [first, second] = chunks.map((c) =>
+      c
+        .toString('utf8')
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    );
+    assert.deepEqual(
+      first?.map((r) => r['sub']),
+      ['ascii', 'Jos\u00e9 \u{1F600}'],
+      'the UTF-8 bytes decode to the subject',
+    );
     assert.equal(second?.[0]?.['path'], '/api/customers/7');
   });
 
@@ -124,8 +137,15 @@ describe('access log writer', () => {
     put(writer, line({ reqId: 'long', path }));
     put(writer, line({ reqId: 'after' }));
     writer.flush();
-    const records = chunks.join('').trimEnd().split('\n').map((l) => JSON.parse(l) as { reqId: string; path: string });
-    assert.deepEqual(records.map((r) => r.reqId), ['before', 'long', 'after']);
+    const records = chunks
+      .join('')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { reqId: string; path: string });
+    assert.deepEqual(
+      records.map((r) => r.reqId),
+      ['before', 'long', 'after'],
+    );
     assert.equal(records[1]?.path, path);
   });
 
@@ -170,8 +190,34 @@ describe('access log writer', () => {
 
   it('names the cluster worker in every line, and no worker in a single process', () => {
     const chunks: string[] = [];
-    new AccessLogWriter((c) => chunks.push(c.toString('utf8')), 0, 3).write('a', 'GET', '/', 200, 0, 0, -1, '', undefined, undefined, undefined, performance.now());
-    new AccessLogWriter((c) => chunks.push(c.toString('utf8')), 0).write('b', 'GET', '/', 200, 0, 0, -1, '', undefined, undefined, undefined, performance.now());
+    new AccessLogWriter((c) => chunks.push(c.toString('utf8')), 0, 3).write(
+      'a',
+      'GET',
+      '/',
+      200,
+      0,
+      0,
+      -1,
+      '',
+      undefined,
+      undefined,
+      undefined,
+      performance.now(),
+    );
+    new AccessLogWriter((c) => chunks.push(c.toString('utf8')), 0).write(
+      'b',
+      'GET',
+      '/',
+      200,
+      0,
+      0,
+      -1,
+      '',
+      undefined,
+      undefined,
+      undefined,
+      performance.now(),
+    );
     const [worker, single] = chunks.map((c) => JSON.parse(c) as Record<string, unknown>);
     assert.equal(worker?.['worker'], 3);
     assert.equal('worker' in (single ?? {}), false);
@@ -195,13 +241,30 @@ describe('JSON bytes', () => {
   };
 
   it('writes a duration in ms with three decimals, rounded to the microsecond, as JSON reads it back', () => {
-    for (const [ms, want] of [[0, '0.000'], [0.0004, '0.000'], [0.0005, '0.001'], [0.05, '0.050'], [1.5, '1.500'], [12.3456, '12.346'], [999.9999, '1000.000'], [61234.5, '61234.500']] as const) {
-      assert.equal(text((b) => putMillis(b, 0, ms)), want, `${ms}`);
+    for (const [ms, want] of [
+      [0, '0.000'],
+      [0.0004, '0.000'],
+      [0.0005, '0.001'],
+      [0.05, '0.050'],
+      [1.5, '1.500'],
+      [12.3456, '12.346'],
+      [999.9999, '1000.000'],
+      [61234.5, '61234.500'],
+    ] as const) {
+      assert.equal(
+        text((b) => putMillis(b, 0, ms)),
+        want,
+        `${ms}`,
+      );
     }
   });
 
   it('writes integers up to 2^53 in decimal', () => {
-    for (const n of [0, 7, 10, 200, 1_763_900_000_123, Number.MAX_SAFE_INTEGER]) assert.equal(text((b) => putUint(b, 0, n)), String(n));
+    for (const n of [0, 7, 10, 200, 1_763_900_000_123, Number.MAX_SAFE_INTEGER])
+      assert.equal(
+        text((b) => putUint(b, 0, n)),
+        String(n),
+      );
   });
 
   it('writes any string as the JSON string JSON.stringify would, within jsonStringBound', () => {
@@ -220,22 +283,31 @@ describe('JSON bytes', () => {
   it('an access line always parses back to the fields it was given', () => {
     const field = fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 40 }));
     fc.assert(
-      fc.property(field, fc.option(field, { nil: undefined }), fc.nat({ max: 999 }), fc.nat(), fc.double({ min: 0, max: 1e6, noNaN: true }), field, field, (url, sub, status, bytes, ms, client, userAgent) => {
-        const chunks: Buffer[] = [];
-        const writer = new AccessLogWriter((c) => chunks.push(c), 0);
-        put(writer, line({ path: url, sub, status, bytes, ms, upstreamMs: ms, client, userAgent }));
-        const record = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
-        const q = url.indexOf('?');
-        assert.equal(record['path'], q === -1 ? url : url.slice(0, q));
-        assert.equal(record['query'], q === -1 || q === url.length - 1 ? undefined : url.slice(q + 1));
-        assert.equal(record['client'], client);
-        assert.equal(record['userAgent'], userAgent);
-        assert.equal(record['sub'], sub);
-        assert.equal(record['status'], status);
-        assert.equal(record['bytes'], bytes);
-        assert.equal(record['ms'], Math.round(ms * 1000) / 1000);
-        assert.equal(record['upstreamMs'], Math.round(ms * 1000) / 1000);
-      }),
+      fc.property(
+        field,
+        fc.option(field, { nil: undefined }),
+        fc.nat({ max: 999 }),
+        fc.nat(),
+        fc.double({ min: 0, max: 1e6, noNaN: true }),
+        field,
+        field,
+        (url, sub, status, bytes, ms, client, userAgent) => {
+          const chunks: Buffer[] = [];
+          const writer = new AccessLogWriter((c) => chunks.push(c), 0);
+          put(writer, line({ path: url, sub, status, bytes, ms, upstreamMs: ms, client, userAgent }));
+          const record = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+          const q = url.indexOf('?');
+          assert.equal(record['path'], q === -1 ? url : url.slice(0, q));
+          assert.equal(record['query'], q === -1 || q === url.length - 1 ? undefined : url.slice(q + 1));
+          assert.equal(record['client'], client);
+          assert.equal(record['userAgent'], userAgent);
+          assert.equal(record['sub'], sub);
+          assert.equal(record['status'], status);
+          assert.equal(record['bytes'], bytes);
+          assert.equal(record['ms'], Math.round(ms * 1000) / 1000);
+          assert.equal(record['upstreamMs'], Math.round(ms * 1000) / 1000);
+        },
+      ),
       { numRuns: 500 },
     );
   });

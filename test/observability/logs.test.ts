@@ -44,7 +44,11 @@ describe('access log', () => {
   });
 
   it('writes the query apart from the path, the client address, the user agent, and no worker in a single process', async () => {
-    await get(`${fx.gw.url}/api/customers?offset=5&limit=2`, { ...bearer(await fx.token()), 'user-agent': 'hypergate-test/1.0 (fields)', 'x-request-id': 'req-fields' });
+    await get(`${fx.gw.url}/api/customers?offset=5&limit=2`, {
+      ...bearer(await fx.token()),
+      'user-agent': 'hypergate-test/1.0 (fields)',
+      'x-request-id': 'req-fields',
+    });
     const line = log.records().find((r) => r['msg'] === 'request' && r['reqId'] === 'req-fields');
     assert.ok(line, 'an access line');
     assert.equal(line['path'], '/api/customers');
@@ -140,7 +144,10 @@ describe('log settings', () => {
     logger.setLevel?.('error');
     logger.warn('hidden too');
     logger.error('shown too');
-    assert.deepEqual(records().map((r) => r['msg']), ['shown', 'shown too']);
+    assert.deepEqual(
+      records().map((r) => r['msg']),
+      ['shown', 'shown too'],
+    );
     assert.equal(records()[0]?.['n'], 1);
   });
 });

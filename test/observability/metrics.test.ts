@@ -93,8 +93,17 @@ describe('request tallies (RequestStats)', () => {
     const a = stats.routeIndex('/a/:id');
     const b = stats.routeIndex('/b');
     const seen: [number, string, number][] = [
-      [a, 'GET', 200], [a, 'GET', 200], [a, 'HEAD', 200], [a, 'GET', 404], [a, 'GET', 200],
-      [b, 'GET', 200], [a, 'GET', 200], [-1, 'GET', 404], [-1, 'PUT', 404], [-1, 'GET', 404], [b, 'GET', 200],
+      [a, 'GET', 200],
+      [a, 'GET', 200],
+      [a, 'HEAD', 200],
+      [a, 'GET', 404],
+      [a, 'GET', 200],
+      [b, 'GET', 200],
+      [a, 'GET', 200],
+      [-1, 'GET', 404],
+      [-1, 'PUT', 404],
+      [-1, 'GET', 404],
+      [b, 'GET', 200],
     ];
     for (const [route, method, status] of seen) stats.observe(route, method, status, 0.3);
     const counts = Object.fromEntries([...stats.cells()].map((c) => [`${c.route} ${c.method} ${c.status}`, c.count]));

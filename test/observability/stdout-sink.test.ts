@@ -89,7 +89,14 @@ describe('the stdout sink on a pipe', () => {
     assert.ok(sink.dropped > 0 && sink.dropped % 4 === 0, `${sink.dropped} lines dropped, whole chunks`);
     const kept = sent - sink.dropped;
     const text = await readUntil(p, (s) => s.split('\n').length - 1 === kept);
-    assert.deepEqual(text.split('\n').slice(0, -1).map((l) => Number(l.slice(0, 8))), Array.from({ length: kept }, (_, i) => i), 'the lines kept come out whole and in order');
+    assert.deepEqual(
+      text
+        .split('\n')
+        .slice(0, -1)
+        .map((l) => Number(l.slice(0, 8))),
+      Array.from({ length: kept }, (_, i) => i),
+      'the lines kept come out whole and in order',
+    );
     await waitFor(() => told.length > 0, 'the recovered call');
     assert.deepEqual(told, [sink.dropped]);
   });

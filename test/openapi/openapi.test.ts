@@ -11,7 +11,18 @@ const info = { title: 't', version: '1', requiredScope: 'a', readAnyScope: 'b' }
 
 type Doc = {
   openapi: string;
-  paths: Record<string, Record<string, { operationId: string; parameters?: { name: string; in: string }[]; security: Record<string, string[]>[]; responses: Record<string, { description: string; content?: Record<string, unknown> }> }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        operationId: string;
+        parameters?: { name: string; in: string }[];
+        security: Record<string, string[]>[];
+        responses: Record<string, { description: string; content?: Record<string, unknown> }>;
+      }
+    >
+  >;
   components: { securitySchemes: Record<string, { type: string; scheme: string }> };
 };
 
@@ -56,20 +67,39 @@ describe('GET /api/openapi.json', () => {
   test('it describes exactly the routes the router knows, method by method, and OPTIONS on each path', () => {
     const fromRouter = fx.gw.gateway.routes.map((r) => `${r.method} ${openApiPath(r.path)}`).sort();
     // OPTIONS is answered by the dispatcher on every path, not by a route.
-    const fromDoc = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).filter((m) => m !== 'options').map((m) => `${m.toUpperCase()} ${path}`)).sort();
+    const fromDoc = Object.entries(doc.paths)
+      .flatMap(([path, ops]) =>
+        Object.keys(ops)
+          .filter((m) => m !== 'options')
+          .map((m) => `${m.toUpperCase()} ${path}`),
+      )
+      .sort();
     assert.deepEqual(fromDoc, fromRouter);
     for (const [path, ops] of Object.entries(doc.paths)) assert.ok(ops['options'], `OPTIONS ${path}`);
     for (const route of fx.gw.gateway.routes) assert.ok(route.doc, `${route.method} ${route.path} has a doc`);
-    assert.deepEqual(Object.keys(doc.paths).sort(), ['/api', '/api/customers', '/api/customers/{customerId}/orders', '/api/customers/{customerId}/orders/{id}', '/api/customers/{id}', '/api/openapi.json']);
+    assert.deepEqual(Object.keys(doc.paths).sort(), [
+      '/api',
+      '/api/customers',
+      '/api/customers/{customerId}/orders',
+      '/api/customers/{customerId}/orders/{id}',
+      '/api/customers/{id}',
+      '/api/openapi.json',
+    ]);
   });
 
   test('every route names its parameters, its scopes and a bearer security scheme', () => {
     assert.deepEqual(doc.components.securitySchemes['bearerAuth'], { ...doc.components.securitySchemes['bearerAuth'], type: 'http', scheme: 'bearer' });
     const order = doc.paths['/api/customers/{customerId}/orders/{id}']?.['get'];
     // Every read is conditional (RFC 9110 sections 13.1.1 and 13.1.2): If-None-Match and If-Match follow the route's own.
-    assert.deepEqual(order?.parameters?.map((p) => `${p.in}:${p.name}`), ['path:customerId', 'path:id', 'header:If-None-Match', 'header:If-Match']);
+    assert.deepEqual(
+      order?.parameters?.map((p) => `${p.in}:${p.name}`),
+      ['path:customerId', 'path:id', 'header:If-None-Match', 'header:If-Match'],
+    );
     const list = doc.paths['/api/customers']?.['get'];
-    assert.deepEqual(list?.parameters?.map((p) => `${p.in}:${p.name}`), ['query:offset', 'query:limit', 'header:If-None-Match', 'header:If-Match']);
+    assert.deepEqual(
+      list?.parameters?.map((p) => `${p.in}:${p.name}`),
+      ['query:offset', 'query:limit', 'header:If-None-Match', 'header:If-Match'],
+    );
     // Ownership is on in this gateway: the collection needs both scopes.
     assert.deepEqual(list?.security, [{ bearerAuth: ['customers:read', 'customers:read:any'] }]);
     // Reads need the read scope, writes (docs/writes.md) the write scope.
@@ -87,7 +117,14 @@ describe('GET /api/openapi.json', () => {
     assert.ok(customer);
     assert.deepEqual(Object.keys(customer.responses['200']?.content ?? {}), ['application/json', 'application/hal+json']);
     const customerNotFound = { ...notFoundIdentity('customer'), status: 404 };
-    for (const code of ['HG_ERR_CUSTOMER_NOT_FOUND', 'HG_ERR_NOT_OWNER', 'HG_ERR_AUTH_MISSING', 'HG_ERR_UPSTREAM_TIMEOUT', 'HG_ERR_NOT_ACCEPTABLE', 'HG_ERR_PRECONDITION_FAILED'] as const) {
+    for (const code of [
+      'HG_ERR_CUSTOMER_NOT_FOUND',
+      'HG_ERR_NOT_OWNER',
+      'HG_ERR_AUTH_MISSING',
+      'HG_ERR_UPSTREAM_TIMEOUT',
+      'HG_ERR_NOT_ACCEPTABLE',
+      'HG_ERR_PRECONDITION_FAILED',
+    ] as const) {
       const def = code === 'HG_ERR_CUSTOMER_NOT_FOUND' ? customerNotFound : ERRORS[code];
       const response = customer.responses[String(def.status)];
       assert.ok(response, code);

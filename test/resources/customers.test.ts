@@ -20,7 +20,10 @@ describe('GET /api/customers/<id>', () => {
     assert.match(String(res.headers['etag']), /^"[A-Za-z0-9_-]+"$/, 'a strong ETag');
     assert.equal(res.headers['age'], '0');
     assert.equal(res.headers['content-length'], String(Buffer.byteLength(res.text)));
-    assert.equal(res.text, JSON.stringify({ id: 42, name: 'Customer 42', status: 'active', links: { self: '/api/customers/42', orders: '/api/customers/42/orders' } }));
+    assert.equal(
+      res.text,
+      JSON.stringify({ id: 42, name: 'Customer 42', status: 'active', links: { self: '/api/customers/42', orders: '/api/customers/42/orders' } }),
+    );
   });
 
   test('links.self equals the requested path, and a query string is not part of it', async () => {
@@ -62,7 +65,16 @@ describe('GET /api/customers/<id>', () => {
     assert.equal(res.headers['accept-post'], undefined);
   });
 
-  for (const path of ['/', '/api/', '/api/customer/1', '/api/customers/', '/api/customers/1/orders/', '/api/customers/1/', '/API/customers/1', '/api/customers/1/orders/x/y']) {
+  for (const path of [
+    '/',
+    '/api/',
+    '/api/customer/1',
+    '/api/customers/',
+    '/api/customers/1/orders/',
+    '/api/customers/1/',
+    '/API/customers/1',
+    '/api/customers/1/orders/x/y',
+  ]) {
     test(`an unknown path (${path}) is a 404 problem`, async () => {
       const res = await get(`${fx.gw.url}${path}`, auth);
       assert.equal(res.status, 404);
@@ -79,7 +91,25 @@ describe('GET /api/customers/<id>', () => {
 
   test('non-canonical ids are 404 problems and never reach the upstream', async () => {
     const before = fx.upstream.hits();
-    const ids = ['abc', '-1', '+1', '0', '007', '1e3', '1.0', '0x10', '%31', '1%2F2', '..%2f', '9007199254740992', '99999999999999999', '١٢', '1;2', '%00', ' 1'];
+    const ids = [
+      'abc',
+      '-1',
+      '+1',
+      '0',
+      '007',
+      '1e3',
+      '1.0',
+      '0x10',
+      '%31',
+      '1%2F2',
+      '..%2f',
+      '9007199254740992',
+      '99999999999999999',
+      '١٢',
+      '1;2',
+      '%00',
+      ' 1',
+    ];
     for (const id of ids) {
       const res = await get(`${fx.gw.url}/api/customers/${id}`, auth);
       assert.equal(res.status, 404, `id ${id}`);
@@ -118,6 +148,15 @@ describe('exposed fields', () => {
 
   test('fields the operator lists are exposed before links; absent ones are skipped', async () => {
     const res = await get(`${fx.gw.url}/api/customers/5`, bearer(await fx.token()));
-    assert.equal(res.text, JSON.stringify({ id: 5, name: 'Customer 5', status: 'inactive', email: 'c5@example.com', links: { self: '/api/customers/5', orders: '/api/customers/5/orders' } }));
+    assert.equal(
+      res.text,
+      JSON.stringify({
+        id: 5,
+        name: 'Customer 5',
+        status: 'inactive',
+        email: 'c5@example.com',
+        links: { self: '/api/customers/5', orders: '/api/customers/5/orders' },
+      }),
+    );
   });
 });

@@ -70,9 +70,20 @@ describe('a resource declared only in config', () => {
     catalogue.reset();
     catalogue.on('/v2/shops/acme/products/sku-1', { kind: 'json', body: { data: product('acme', 'sku-1') } });
     catalogue.on('/v2/shops/acme/products/SKU-1', { kind: 'json', body: { data: product('acme', 'SKU-1', { title: 'Upper' }) } });
-    catalogue.on('/v2/shops/acme/products?offset=0&limit=20', { kind: 'json', body: { data: [product('acme', 'a.1'), product('acme', 'b_2', { categoryId: 'not/a segment' })], meta: { total: 2 } } });
+    catalogue.on('/v2/shops/acme/products?offset=0&limit=20', {
+      kind: 'json',
+      body: { data: [product('acme', 'a.1'), product('acme', 'b_2', { categoryId: 'not/a segment' })], meta: { total: 2 } },
+    });
     catalogue.on('/categories/7', { kind: 'json', body: { id: 7, name: 'Kitchen' } });
-    catalogue.on('/categories', { kind: 'json', body: { items: [{ id: 7, name: 'Kitchen' }, { id: 8, name: 'Garden' }] } });
+    catalogue.on('/categories', {
+      kind: 'json',
+      body: {
+        items: [
+          { id: 7, name: 'Kitchen' },
+          { id: 8, name: 'Garden' },
+        ],
+      },
+    });
   });
   after(async () => {
     await fx.close();
@@ -85,7 +96,16 @@ describe('a resource declared only in config', () => {
     assert.equal(res.status, 200);
     assert.equal(res.headers['content-type'], 'application/json');
     assert.equal(res.headers['cache-control'], 'max-age=30', "the resource's own maxAgeSeconds");
-    assert.equal(res.text, JSON.stringify({ sku: 'sku-1', title: 'Item sku-1', price: 25.5, colour: 'red', links: { self: '/api/shops/acme/products/sku-1', category: '/api/categories/7', shop: '/api/shops/acme/products' } }));
+    assert.equal(
+      res.text,
+      JSON.stringify({
+        sku: 'sku-1',
+        title: 'Item sku-1',
+        price: 25.5,
+        colour: 'red',
+        links: { self: '/api/shops/acme/products/sku-1', category: '/api/categories/7', shop: '/api/shops/acme/products' },
+      }),
+    );
     assert.deepEqual(catalogue.paths, ['/v2/shops/acme/products/sku-1']);
     assert.equal(fx.upstream.hits(), 0, 'the default service was not asked');
   });
@@ -104,7 +124,13 @@ describe('a resource declared only in config', () => {
 
   test('string ids are compared exactly: case matters, and a percent-encoded or overlong segment is a 404 that never reaches the service', async () => {
     assert.equal(((await read('/api/shops/acme/products/SKU-1')).json() as { title: string }).title, 'Upper');
-    for (const path of ['/api/shops/acme/products/sku%2D1', `/api/shops/acme/products/${'a'.repeat(65)}`, '/api/shops/acme/products/sku!1', '/api/shops/ac%6De/products/sku-1', '/api/shops/acme/product%73/sku-1']) {
+    for (const path of [
+      '/api/shops/acme/products/sku%2D1',
+      `/api/shops/acme/products/${'a'.repeat(65)}`,
+      '/api/shops/acme/products/sku!1',
+      '/api/shops/ac%6De/products/sku-1',
+      '/api/shops/acme/product%73/sku-1',
+    ]) {
       assertProblem(await read(path), { status: 404, code: 'HG_ERR_ROUTE_NOT_FOUND' });
     }
     assert.deepEqual(catalogue.paths, ['/v2/shops/acme/products/SKU-1']);
@@ -113,14 +139,20 @@ describe('a resource declared only in config', () => {
   test('"." and ".." are no string id: a 404 that never reaches the service, whose path a normaliser would rewrite', async () => {
     // Sent raw: an HTTP client library would remove the dot-segments before sending.
     const anyShop = await fx.token({ claims: { sub: 'ops', scope: 'customers:read catalogue:read customers:read:any' } });
-    for (const path of ['/api/shops/../products/sku-1', '/api/shops/acme/products/..', '/api/shops/acme/products/.', '/api/shops/./products', '/api/shops/../products']) {
+    for (const path of [
+      '/api/shops/../products/sku-1',
+      '/api/shops/acme/products/..',
+      '/api/shops/acme/products/.',
+      '/api/shops/./products',
+      '/api/shops/../products',
+    ]) {
       const answer = await rawAnswer(fx.gw.port, `GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${anyShop}\r\nConnection: close\r\n\r\n`);
       assertProblem(answer, { status: 404, code: 'HG_ERR_ROUTE_NOT_FOUND' });
     }
     assert.deepEqual(catalogue.paths, []);
   });
 
-  test('a record the service does not have is the resource\'s own 404 problem', async () => {
+  test("a record the service does not have is the resource's own 404 problem", async () => {
     const res = await read('/api/shops/acme/products/nope');
     assertProblem(res, { status: 404, code: 'HG_ERR_PRODUCT_NOT_FOUND' });
     assert.equal(problemOf(res).detail, 'No product exists with this sku.');
@@ -144,7 +176,11 @@ describe('a resource declared only in config', () => {
     assert.equal(res.status, 200);
     const body = res.json() as { items: { links: Record<string, string> }[]; total: number; links: Record<string, string> };
     assert.equal(body.total, 2);
-    assert.deepEqual(body.links, { self: '/api/shops/acme/products?offset=0&limit=20', first: '/api/shops/acme/products?offset=0&limit=20', last: '/api/shops/acme/products?offset=0&limit=20' });
+    assert.deepEqual(body.links, {
+      self: '/api/shops/acme/products?offset=0&limit=20',
+      first: '/api/shops/acme/products?offset=0&limit=20',
+      last: '/api/shops/acme/products?offset=0&limit=20',
+    });
     assert.deepEqual(
       body.items.map((i) => i.links),
       [
@@ -184,7 +220,8 @@ describe('a resource declared only in config', () => {
   ] as const) {
     test(`a client walks from /api to a product and its category by following links only (${format})`, async () => {
       const hal = format === 'HAL';
-      const linksOf = (body: Record<string, unknown>): Record<string, string | { href: string; templated?: boolean }> => (hal ? body['_links'] : body['links']) as Record<string, string | { href: string }>;
+      const linksOf = (body: Record<string, unknown>): Record<string, string | { href: string; templated?: boolean }> =>
+        (hal ? body['_links'] : body['links']) as Record<string, string | { href: string }>;
       const href = (link: string | { href: string } | undefined): string => (typeof link === 'string' ? link : (link?.href ?? ''));
       const follow = async (path: string): Promise<Record<string, unknown>> => {
         const res = await read(path, token, { accept });
@@ -212,7 +249,17 @@ describe('a resource declared only in config', () => {
 
   test('the OpenAPI document describes it: paths, typed parameters, fields, scopes and its 404, and a real validator accepts it', async () => {
     const doc = (await read('/api/openapi.json')).json() as {
-      paths: Record<string, Record<string, { parameters?: { name: string; schema: Record<string, unknown> }[]; security: Record<string, string[]>[]; responses: Record<string, { description: string }> }>>;
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            parameters?: { name: string; schema: Record<string, unknown> }[];
+            security: Record<string, string[]>[];
+            responses: Record<string, { description: string }>;
+          }
+        >
+      >;
       components: { schemas: Record<string, { required?: string[]; properties?: Record<string, unknown> }> };
     };
     const op = doc.paths['/api/shops/{shop}/products/{sku}']?.['get'];
@@ -240,6 +287,9 @@ describe('a resource declared only in config', () => {
   test('the customers of the shipped config answer beside it, unchanged', async () => {
     const res = await read('/api/customers/42');
     assert.equal(res.status, 200);
-    assert.equal(res.text, JSON.stringify({ id: 42, name: 'Customer 42', status: 'active', links: { self: '/api/customers/42', orders: '/api/customers/42/orders' } }));
+    assert.equal(
+      res.text,
+      JSON.stringify({ id: 42, name: 'Customer 42', status: 'active', links: { self: '/api/customers/42', orders: '/api/customers/42/orders' } }),
+    );
   });
 });

@@ -40,10 +40,16 @@ describe('representation formats', () => {
       total: number;
     };
     assert.equal(body._links['self']?.href, '/api/customers?offset=0&limit=2');
-    assert.deepEqual(body._embedded.customers.map((c) => c._links.self.href), ['/api/customers/1', '/api/customers/2']);
+    assert.deepEqual(
+      body._embedded.customers.map((c) => c._links.self.href),
+      ['/api/customers/1', '/api/customers/2'],
+    );
     assert.equal(body.total, 45);
     const orders = (await read('/api/customers/3/orders', HAL)).json() as { _embedded: { orders: { id: number }[] } };
-    assert.deepEqual(orders._embedded.orders.map((o) => o.id), [301, 302]);
+    assert.deepEqual(
+      orders._embedded.orders.map((o) => o.id),
+      [301, 302],
+    );
   });
 
   test('negotiated answers say Vary: Accept, in 200 and in 304', async () => {

@@ -33,7 +33,12 @@ describe('in-memory Idempotency-Key records per subject', () => {
     // 40 answers of 60 kB: more than idempotency.maxBytes holds.
     fx.upstream.on('PATCH /customers/902', { kind: 'json', body: { id: 902, name: LARGE, status: 'active' } });
     for (let n = 0; n < 40; n++) {
-      const patched = await send(url('/api/customers/902'), 'PATCH', { ...mallory, 'content-type': 'application/merge-patch+json', 'if-match': '*', 'idempotency-key': `"flood-${n}"` }, '{"status":"active"}');
+      const patched = await send(
+        url('/api/customers/902'),
+        'PATCH',
+        { ...mallory, 'content-type': 'application/merge-patch+json', 'if-match': '*', 'idempotency-key': `"flood-${n}"` },
+        '{"status":"active"}',
+      );
       assert.equal(patched.status, 200);
     }
     const again = await send(url('/api/customers'), 'POST', keyed, body);

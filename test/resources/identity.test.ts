@@ -47,7 +47,10 @@ describe('a resource that varies by a forwarded claim', () => {
     assert.equal(nameOf(again), 'a en');
     assert.match(String(again.headers['cache-status']), /^hypergate; hit/);
     assert.match(String((await get(url(1), b)).headers['cache-status']), /^hypergate; hit/);
-    assert.deepEqual(world.up.seen.map((h) => h['x-tenant']), ['a', 'b']);
+    assert.deepEqual(
+      world.up.seen.map((h) => h['x-tenant']),
+      ['a', 'b'],
+    );
   });
 
   test("a 304 confirms only the asker's own entry", async () => {
@@ -75,7 +78,10 @@ describe('a resource that varies by a forwarded claim', () => {
     assert.equal(a2Answer.headers['cache-status'], 'hypergate; fwd=miss; stored; collapsed');
     assert.equal(nameOf(bAnswer), 'b en');
     assert.equal(bAnswer.headers['cache-status'], 'hypergate; fwd=miss; stored', 'not collapsed into tenant a');
-    assert.deepEqual(world.up.seen.map((h) => h['x-tenant']), ['a', 'b']);
+    assert.deepEqual(
+      world.up.seen.map((h) => h['x-tenant']),
+      ['a', 'b'],
+    );
   });
 
   test("a purge of the path drops every tenant's entry", async () => {
@@ -122,7 +128,10 @@ describe('a resource that declares its vary', () => {
   const url = (id: number): string => `${world.fx.gw.url}/api/customers/${id}`;
 
   before(async () => {
-    world = await tenantWorld({ upstream: { forwardClaims: { 'X-Tenant': 'tenant' } }, resources: { customers: { vary: { claims: ['tenant'], headers: ['Accept-Language'] } } } });
+    world = await tenantWorld({
+      upstream: { forwardClaims: { 'X-Tenant': 'tenant' } },
+      resources: { customers: { vary: { claims: ['tenant'], headers: ['Accept-Language'] } } },
+    });
     token = bearer(await world.fx.token({ claims: { tenant: 'a' } }));
   });
   after(() => world.close());
@@ -139,7 +148,10 @@ describe('a resource that declares its vary', () => {
 
   test('the OpenAPI document says what the cache keeps apart', async () => {
     const doc = (await get(`${world.fx.gw.url}/api/openapi.json`, token)).json() as { paths: Record<string, { get: { description: string } }> };
-    assert.match(doc.paths['/api/customers/{id}']?.get.description ?? '', /separately for each value of the token's tenant claim and the Accept-Language header/);
+    assert.match(
+      doc.paths['/api/customers/{id}']?.get.description ?? '',
+      /separately for each value of the token's tenant claim and the Accept-Language header/,
+    );
   });
 });
 

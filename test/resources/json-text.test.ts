@@ -4,7 +4,15 @@ import { duplicateMember, jsonTextProblem } from '../../src/resources/json-text.
 
 describe('a member name given twice in one JSON object', () => {
   test('bodies whose objects name each member once have none, whatever they nest', () => {
-    for (const text of ['{}', '[]', '"x"', '1', '{"a":1,"b":{"a":2,"b":[{"a":3},{"a":4}]},"c":"a,\\"a\\":"}', ' { "a" : [ 1 , { "a" : 1 } ] } ', '[{"a":1},{"a":1}]']) {
+    for (const text of [
+      '{}',
+      '[]',
+      '"x"',
+      '1',
+      '{"a":1,"b":{"a":2,"b":[{"a":3},{"a":4}]},"c":"a,\\"a\\":"}',
+      ' { "a" : [ 1 , { "a" : 1 } ] } ',
+      '[{"a":1},{"a":1}]',
+    ]) {
       assert.equal(duplicateMember(text), null, text);
     }
   });

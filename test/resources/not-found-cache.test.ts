@@ -5,7 +5,7 @@ import { bearer, get } from '../helpers/gateway.ts';
 import { assertProblem } from '../helpers/hostile.ts';
 
 // Regression: 1000 reads of one unknown id made 1000 upstream requests.
-describe('the upstream\'s 404 is remembered for cache.notFoundSeconds', () => {
+describe("the upstream's 404 is remembered for cache.notFoundSeconds", () => {
   let fx: Fixture;
   let token: string;
   const read = (path: string) => get(`${fx.gw.url}${path}`, bearer(token));

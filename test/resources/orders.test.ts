@@ -76,7 +76,12 @@ describe('orders', () => {
   // Regression: /api/customers/7/orders?offset=2 answered the whole list, where a paged collection
   // refuses a parameter it does not know with a 400 naming it.
   test('a query parameter on the unpaged orders is a 400 problem naming it, before any upstream request', async () => {
-    for (const [query, name] of [['?offset=2', 'offset'], ['?limit=1', 'limit'], ['?status=paid', 'status'], ['?&x', 'x']] as const) {
+    for (const [query, name] of [
+      ['?offset=2', 'offset'],
+      ['?limit=1', 'limit'],
+      ['?status=paid', 'status'],
+      ['?&x', 'x'],
+    ] as const) {
       const res = await read(`/api/customers/7/orders${query}`);
       assert.equal(res.status, 400, query);
       assert.equal(res.headers['content-type'], 'application/problem+json');

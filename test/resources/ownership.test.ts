@@ -28,7 +28,7 @@ describe('ownership (auth.ownerClaim)', () => {
     assert.equal((await read('/api/customers/8', ownAsString)).status, 200);
   });
 
-  test("another customer is 403 before any upstream request, whether it exists or not", async () => {
+  test('another customer is 403 before any upstream request, whether it exists or not', async () => {
     for (const path of ['/api/customers/9', '/api/customers/9/orders', '/api/customers/9/orders/901', '/api/customers/99999999']) {
       const res = await read(path, own);
       assert.equal(res.status, 403, path);

@@ -32,7 +32,10 @@ describe('answers a shared cache may not store', () => {
     fx.upstream.reset();
     const held = gate();
     const headers = { 'cache-control': cacheControl };
-    fx.upstream.on(`/customers/7`, { kind: 'sequence', steps: [{ kind: 'wait', until: held.promise, then: personal("Alice's", headers) }, personal("Bob's", headers)] });
+    fx.upstream.on(`/customers/7`, {
+      kind: 'sequence',
+      steps: [{ kind: 'wait', until: held.promise, then: personal("Alice's", headers) }, personal("Bob's", headers)],
+    });
     const first = get(`${fx.gw.url}${path}`, alice);
     await waitFor(() => fx.upstream.active() === 1, "Alice's request at the upstream");
     const second = get(`${fx.gw.url}${path}`, bob);
@@ -88,7 +91,10 @@ describe("answers to requests that carried the client's Authorization", () => {
     assert.equal(first.headers['cache-control'], 'no-store');
     assert.equal((await get(`${fx.gw.url}/api/customers/8`, bob)).headers['cache-status'], 'hypergate; fwd=miss');
     assert.equal(fx.upstream.hits('/customers/8'), 2);
-    assert.deepEqual(fx.upstream.headersSeen.filter((_, i) => fx.upstream.paths[i] === '/customers/8').map((h) => h['authorization']), [alice['authorization'], bob['authorization']]);
+    assert.deepEqual(
+      fx.upstream.headersSeen.filter((_, i) => fx.upstream.paths[i] === '/customers/8').map((h) => h['authorization']),
+      [alice['authorization'], bob['authorization']],
+    );
   });
 
   for (const cacheControl of ['public, max-age=30', 's-maxage=30', 'max-age=30, must-revalidate']) {

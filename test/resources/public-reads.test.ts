@@ -88,7 +88,12 @@ describe('public reads of a resource (resources.<name>.public)', () => {
 
   test('a token with the write scope writes as before', async () => {
     const current = await get(url('/api/customers/8'));
-    const res = await send(url('/api/customers/8'), 'PATCH', { ...bearer(writer), 'content-type': 'application/merge-patch+json', 'if-match': current.headers['etag'] as string }, '{"status":"active"}');
+    const res = await send(
+      url('/api/customers/8'),
+      'PATCH',
+      { ...bearer(writer), 'content-type': 'application/merge-patch+json', 'if-match': current.headers['etag'] as string },
+      '{"status":"active"}',
+    );
     assert.ok(res.status < 300, `got ${res.status}: ${res.text}`);
   });
 
@@ -102,7 +107,10 @@ describe('public reads of a resource (resources.<name>.public)', () => {
 
   test('the OpenAPI document lets public reads go without credentials, and nothing else', async () => {
     type Op = { security: Record<string, string[]>[] };
-    const doc = (await get(url('/api/openapi.json'), bearer(reader))).json() as { paths: Record<string, Record<string, Op>>; components: { schemas: Record<string, { properties: Record<string, unknown> }> } };
+    const doc = (await get(url('/api/openapi.json'), bearer(reader))).json() as {
+      paths: Record<string, Record<string, Op>>;
+      components: { schemas: Record<string, { properties: Record<string, unknown> }> };
+    };
     const open = [{}, { bearerAuth: ['customers:read'] }];
     assert.deepEqual(doc.paths['/api/customers/{id}']?.['get']?.security, open);
     assert.deepEqual(doc.paths['/api/customers/{id}']?.['head']?.security, open);

@@ -68,7 +68,10 @@ describe('stale-while-revalidate', () => {
     assert.equal(line?.['level'], 40);
     assert.equal(line?.['code'], 'HG_ERR_UPSTREAM_BAD_GATEWAY');
     assert.equal((await read(2)).status, 200, 'still answered from the stale entry');
-    await waitFor(() => fx.upstream.active() === 0 && records().filter((r) => r['msg'] === 'background refresh failed').length >= 2, 'the second refresh to settle');
+    await waitFor(
+      () => fx.upstream.active() === 0 && records().filter((r) => r['msg'] === 'background refresh failed').length >= 2,
+      'the second refresh to settle',
+    );
     assert.equal(fx.upstream.hits('/customers/2'), 3, 'the first load, then one refresh per request after a failure');
     assert.deepEqual(unhandled, []);
   });
@@ -123,10 +126,17 @@ describe('stale-while-revalidate with the breaker open', () => {
       assert.equal((await get(`${fx.gw.url}/api/customers/2`, auth)).status, 502, 'one failure opens this breaker');
       fx.clock.advance(MAX_AGE_MS + 1_000);
       const hits = fx.upstream.hits();
-      for (let i = 0; i < 5; i++) assert.match((await get(`${fx.gw.url}/api/customers/1`, auth)).headers['cache-status'] as string, /detail=stale-while-revalidate/);
+      for (let i = 0; i < 5; i++)
+        assert.match((await get(`${fx.gw.url}/api/customers/1`, auth)).headers['cache-status'] as string, /detail=stale-while-revalidate/);
       const msgs = () => log.records().filter((r) => r['path'] === '/api/customers/1' && r['msg'] !== 'request');
-      await waitFor(() => msgs().filter((r) => r['msg'] === 'background refresh refused by the open circuit breaker').length === 5, 'the refused refreshes to be logged');
-      assert.ok(msgs().every((r) => r['level'] === 20), 'debug only');
+      await waitFor(
+        () => msgs().filter((r) => r['msg'] === 'background refresh refused by the open circuit breaker').length === 5,
+        'the refused refreshes to be logged',
+      );
+      assert.ok(
+        msgs().every((r) => r['level'] === 20),
+        'debug only',
+      );
       assert.equal(fx.upstream.hits(), hits, 'the upstream was not asked');
     } finally {
       await fx.close();

@@ -19,7 +19,15 @@ describe('path templates', () => {
     const out: ParamValue[] = [];
     assert.equal(orders.match('/api/customers/42/orders/7', ['integer', 'integer'], out), true);
     assert.deepEqual(out, [42, 7]);
-    for (const path of ['/api/customers/42/%6frders/7', '/api/customers/42/orders/07', '/api/customers/42/orders/7/', '/api/customers/42/orders', '/api/Customers/42/orders/7', '/api/customers/4%32/orders/7', '/api/customers/42/ordersX/7']) {
+    for (const path of [
+      '/api/customers/42/%6frders/7',
+      '/api/customers/42/orders/07',
+      '/api/customers/42/orders/7/',
+      '/api/customers/42/orders',
+      '/api/Customers/42/orders/7',
+      '/api/customers/4%32/orders/7',
+      '/api/customers/42/ordersX/7',
+    ]) {
       assert.equal(orders.match(path, ['integer', 'integer'], []), false, path);
     }
   });

@@ -27,7 +27,8 @@ describe('writes on a nested collection: a path whose parameter does not fit is 
   });
   after(() => fx.close());
 
-  const answer = (method: string, path: string) => rawAnswer(fx.gw.port, `${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+  const answer = (method: string, path: string) =>
+    rawAnswer(fx.gw.port, `${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
 
   test('on a fitting board, OPTIONS lists POST on the collection and DELETE on an item', async () => {
     const collection = await answer('OPTIONS', '/api/boards/b-1/notes');

@@ -39,7 +39,10 @@ function expand(template: string, values: Record<string, string>): string {
   return template.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(values[name] ?? ''));
 }
 
-for (const [name, format] of [['plain JSON', JSON_CLIENT], ['HAL', HAL_CLIENT]] as const) {
+for (const [name, format] of [
+  ['plain JSON', JSON_CLIENT],
+  ['HAL', HAL_CLIENT],
+] as const) {
   describe(`walking the API from its root in ${name}`, () => {
     let fx: Fixture;
     let token: string;

@@ -16,7 +16,8 @@ function unsupported(run: () => unknown): HgError {
 
 describe('the checks a write passes before its body is read', () => {
   it('takes no Content-Encoding, or a list of identity only, as no coding (RFC 9110 sections 8.4.1, 5.6.1.2)', () => {
-    for (const value of [undefined, 'identity', 'IDENTITY', 'identity, identity', '', ' , identity']) assert.equal(isIdentityCoding(value), true, String(value));
+    for (const value of [undefined, 'identity', 'IDENTITY', 'identity, identity', '', ' , identity'])
+      assert.equal(isIdentityCoding(value), true, String(value));
     for (const value of ['gzip', 'identity, gzip', 'br', 'x-custom']) assert.equal(isIdentityCoding(value), false, value);
   });
 

@@ -80,7 +80,7 @@ function contract(name: string, skip: string | false, stores: () => readonly [Id
       await refusedWith('HG_ERR_IDEMPOTENCY_KEY_REUSED', IdempotencyClaim.begin(b, { ...write, fingerprint: 'another body' }, captureLog().logger, 'req-2'));
     });
 
-    it("keeps a final refusal as the problem answer the first request got, and replays it", async () => {
+    it('keeps a final refusal as the problem answer the first request got, and replays it', async () => {
       const [a, b] = stores();
       const write = keyed();
       const err = new HgError('HG_ERR_CONFLICT', { detail: 'Taken.' });
@@ -127,7 +127,10 @@ contract('in memory', false, () => [memory, memory]);
 describe('the Idempotency-Key wrapper in Redis', { skip: redisSkip }, () => {
   const shared = suiteWorld(2);
   const redis = (): RedisServer => shared.redis();
-  const stores = (): readonly [IdempotencyStore, IdempotencyStore] => [shared.world().gateways[0]!.gateway.shared.idempotency, shared.world().gateways[1]!.gateway.shared.idempotency];
+  const stores = (): readonly [IdempotencyStore, IdempotencyStore] => [
+    shared.world().gateways[0]!.gateway.shared.idempotency,
+    shared.world().gateways[1]!.gateway.shared.idempotency,
+  ];
   contract('in Redis, across two instances', redisSkip, stores);
 
   /** Claims `write` while Redis answers nothing: the claim may reach Redis late, once it is resumed. */
@@ -166,7 +169,7 @@ describe('the Idempotency-Key wrapper in Redis', { skip: redisSkip }, () => {
     assert.deepEqual(await IdempotencyClaim.begin(b, write, captureLog().logger, 'req-2'), ANSWER);
   });
 
-  it('leaves a claim it only may have made to its lease when the outcome is unknown: dropping it could drop another request\'s', async () => {
+  it("leaves a claim it only may have made to its lease when the outcome is unknown: dropping it could drop another request's", async () => {
     const [a, b] = stores();
     const write = keyed();
     const { claim } = await claimWhilePaused(a, write);

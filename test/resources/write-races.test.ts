@@ -55,14 +55,30 @@ describe('a read after a write never joins a load that began before the write', 
   test('a page read after a POST was answered lists the created customer, not a page load begun before the POST', async () => {
     const page = '/customers?offset=0&limit=2';
     const held = gate();
-    fx.upstream.on(`GET ${page}`, { kind: 'wait', until: held.promise, then: { kind: 'json', body: { items: [{ id: 1, name: 'A', status: 'active' }], total: 1 } } });
+    fx.upstream.on(`GET ${page}`, {
+      kind: 'wait',
+      until: held.promise,
+      then: { kind: 'json', body: { items: [{ id: 1, name: 'A', status: 'active' }], total: 1 } },
+    });
     const before = get(url('/api/customers?offset=0&limit=2'), reader);
     await waitFor(() => fx.upstream.active() === 1, 'the first page load to reach the upstream');
     fx.upstream.on('POST /customers', { kind: 'json', status: 201, body: { id: 2, name: 'B', status: 'active' } });
     assert.equal((await send(url('/api/customers'), 'POST', { ...writer, ...json }, '{"name":"B","status":"active"}')).status, 201);
-    fx.upstream.on(`GET ${page}`, { kind: 'json', body: { items: [{ id: 1, name: 'A', status: 'active' }, { id: 2, name: 'B', status: 'active' }], total: 2 } });
+    fx.upstream.on(`GET ${page}`, {
+      kind: 'json',
+      body: {
+        items: [
+          { id: 1, name: 'A', status: 'active' },
+          { id: 2, name: 'B', status: 'active' },
+        ],
+        total: 2,
+      },
+    });
     const afterPost = await readWhileHeld(held, page, () => get(url('/api/customers?offset=0&limit=2'), reader));
-    assert.deepEqual((afterPost.json() as { items: { id: number }[] }).items.map((c) => c.id), [1, 2]);
+    assert.deepEqual(
+      (afterPost.json() as { items: { id: number }[] }).items.map((c) => c.id),
+      [1, 2],
+    );
     assert.equal((await before).status, 200);
   });
 });

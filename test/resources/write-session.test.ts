@@ -28,7 +28,12 @@ describe('a client walks from /api to a customer, changes it, and never reads an
 
   test('create, read, update with If-Match, a 412 for the old version, delete, a 404', async () => {
     const root = (await call(url('/api'), 'GET', token)).json() as { links: { customers: string } };
-    const created = await call(url(root.links.customers), 'POST', { ...token, 'content-type': 'application/json' }, '{"name":"Grace Hopper","status":"active"}');
+    const created = await call(
+      url(root.links.customers),
+      'POST',
+      { ...token, 'content-type': 'application/json' },
+      '{"name":"Grace Hopper","status":"active"}',
+    );
     assert.equal(created.status, 201);
     const location = String(created.headers['location']);
     assert.equal(location, '/api/customers/51');
@@ -47,7 +52,11 @@ describe('a client walks from /api to a customer, changes it, and never reads an
     const stale = await call(url(location), 'PUT', { ...token, 'content-type': 'application/json', 'if-match': v1 }, '{"name":"Grace","status":"active"}');
     assert.equal(stale.status, 412);
     const page = (await call(url('/api/customers?offset=50&limit=5'), 'GET', token)).json() as { items: { id: number; status: string }[] };
-    assert.deepEqual(page.items.map((c) => [c.id, c.status]), [[51, 'inactive']], 'and through the collection');
+    assert.deepEqual(
+      page.items.map((c) => [c.id, c.status]),
+      [[51, 'inactive']],
+      'and through the collection',
+    );
     assert.equal((await call(url(location), 'DELETE', { ...token, 'if-match': v2 })).status, 204);
     assert.equal((await call(url(location), 'GET', token)).status, 404);
   });
@@ -55,20 +64,27 @@ describe('a client walks from /api to a customer, changes it, and never reads an
   test('concurrent writes with the same If-Match: exactly one wins, the others get 412', async () => {
     const v = String((await call(url('/api/customers/7'), 'GET', token)).headers['etag']);
     const answers = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => call(url('/api/customers/7'), 'PATCH', { ...token, 'content-type': 'application/merge-patch+json', 'if-match': v }, `{"name":"Writer ${i}"}`)),
+      Array.from({ length: 8 }, (_, i) =>
+        call(url('/api/customers/7'), 'PATCH', { ...token, 'content-type': 'application/merge-patch+json', 'if-match': v }, `{"name":"Writer ${i}"}`),
+      ),
     );
     const statuses = answers.map((a) => a.status).sort();
     assert.deepEqual(statuses, [200, 412, 412, 412, 412, 412, 412, 412]);
     const winner = answers.find((a) => a.status === 200) as HttpAnswer;
     const now = await call(url('/api/customers/7'), 'GET', token);
-    assert.equal(now.text, winner.text, 'the stored representation is the winner\'s');
+    assert.equal(now.text, winner.text, "the stored representation is the winner's");
     assert.equal(now.headers['etag'], winner.headers['etag']);
   });
 
-  test('read your write in HAL too: the HAL ETag of the answer is the next HAL read\'s', async () => {
+  test("read your write in HAL too: the HAL ETag of the answer is the next HAL read's", async () => {
     const hal = { ...token, accept: 'application/hal+json' };
     const v = String((await call(url('/api/customers/8'), 'GET', hal)).headers['etag']);
-    const changed = await call(url('/api/customers/8'), 'PUT', { ...hal, 'content-type': 'application/json', 'if-match': v }, '{"name":"Ada","status":"active"}');
+    const changed = await call(
+      url('/api/customers/8'),
+      'PUT',
+      { ...hal, 'content-type': 'application/json', 'if-match': v },
+      '{"name":"Ada","status":"active"}',
+    );
     assert.equal(changed.status, 200);
     assert.equal(changed.headers['content-type'], 'application/hal+json');
     const next = await call(url('/api/customers/8'), 'GET', hal);

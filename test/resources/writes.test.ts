@@ -26,7 +26,13 @@ describe('writes through the gateway', () => {
 
   before(async () => {
     const schema = join(dir, 'customer.schema.json');
-    writeFileSync(schema, JSON.stringify({ type: 'object', properties: { name: { type: 'string', minLength: 1 }, status: { enum: ['active', 'inactive'] }, email: { type: 'string' } } }));
+    writeFileSync(
+      schema,
+      JSON.stringify({
+        type: 'object',
+        properties: { name: { type: 'string', minLength: 1 }, status: { enum: ['active', 'inactive'] }, email: { type: 'string' } },
+      }),
+    );
     fx = await startFixture({ resources: { customers: { exposeFields: ['email'], schema } }, upstream: { timeoutMs: 500, breaker: { failures: 100 } } });
     writer = bearer(await fx.token({ claims: { scope: WRITE } }));
     reader = bearer(await fx.token());
@@ -46,7 +52,11 @@ describe('writes through the gateway', () => {
     });
 
     test('PUT, PATCH and DELETE without If-Match are 428 (requireIfMatch is on for customers)', async () => {
-      for (const [method, body] of [['PUT', '{"name":"N","status":"active"}'], ['PATCH', '{"name":"N"}'], ['DELETE', undefined]] as const) {
+      for (const [method, body] of [
+        ['PUT', '{"name":"N","status":"active"}'],
+        ['PATCH', '{"name":"N"}'],
+        ['DELETE', undefined],
+      ] as const) {
         const res = await send(url('/api/customers/5'), method, { ...writer, ...(method === 'PATCH' ? mergePatch : json) }, body);
         assertProblem(res, { status: 428, code: 'HG_ERR_PRECONDITION_REQUIRED' });
       }
@@ -66,7 +76,9 @@ describe('writes through the gateway', () => {
     test('a body naming a field twice is a 422 pointing at it, even spelled with an escape: the upstream might apply the value we did not check', async () => {
       const twice = await send(url('/api/customers'), 'POST', { ...writer, ...json }, '{"name":"N","status":"active","status":"x"}');
       assertProblem(twice, { status: 422, code: 'HG_ERR_UNPROCESSABLE' });
-      assert.deepEqual((twice.json() as { errors: unknown }).errors, [{ pointer: '/status', detail: 'is given twice in one object (RFC 7493 section 2.3): the upstream might apply the other value' }]);
+      assert.deepEqual((twice.json() as { errors: unknown }).errors, [
+        { pointer: '/status', detail: 'is given twice in one object (RFC 7493 section 2.3): the upstream might apply the other value' },
+      ]);
       const escaped = await send(url('/api/customers/5'), 'PATCH', { ...writer, ...mergePatch, 'if-match': '"x"' }, '{"name":"N","\\u006eame":"M"}');
       assertProblem(escaped, { status: 422, code: 'HG_ERR_UNPROCESSABLE' });
       assert.deepEqual(fx.upstream.requests, []);
@@ -137,7 +149,9 @@ describe('writes through the gateway', () => {
       async function* chunks(): AsyncGenerator<Buffer> {
         for (let i = 0; i < 20; i++) yield Buffer.alloc(8192, 0x20);
       }
-      const res = await request(url('/api/customers'), { method: 'POST', headers: { ...writer, ...json }, body: Readable.from(chunks()) }).catch((err: Error) => err);
+      const res = await request(url('/api/customers'), { method: 'POST', headers: { ...writer, ...json }, body: Readable.from(chunks()) }).catch(
+        (err: Error) => err,
+      );
       if (!(res instanceof Error)) {
         assert.equal(res.statusCode, 413);
         await res.body.text();
@@ -149,13 +163,26 @@ describe('writes through the gateway', () => {
   describe('what the upstream gets and what the client gets back', () => {
     test('POST sends the validated bytes as they came, and answers 201 with Location, ETag and the rendered record', async () => {
       const body = '{ "status":"active",  "name":"New One" }';
-      fx.upstream.on('POST /customers', { kind: 'json', status: 201, body: { id: 900, name: 'New One', status: 'active', internalNote: 'x' }, headers: { etag: '"v1"' } });
-      const res = await send(url('/api/customers'), 'POST', { ...writer, ...json, 'idempotency-key': '"k-post-1"', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }, body);
+      fx.upstream.on('POST /customers', {
+        kind: 'json',
+        status: 201,
+        body: { id: 900, name: 'New One', status: 'active', internalNote: 'x' },
+        headers: { etag: '"v1"' },
+      });
+      const res = await send(
+        url('/api/customers'),
+        'POST',
+        { ...writer, ...json, 'idempotency-key': '"k-post-1"', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+        body,
+      );
       assert.equal(res.status, 201);
       assert.equal(res.headers['location'], '/api/customers/900');
       assert.equal(res.headers['content-location'], '/api/customers/900');
       assert.equal(res.headers['cache-control'], 'no-store');
-      assert.equal(res.text, JSON.stringify({ id: 900, name: 'New One', status: 'active', links: { self: '/api/customers/900', orders: '/api/customers/900/orders' } }));
+      assert.equal(
+        res.text,
+        JSON.stringify({ id: 900, name: 'New One', status: 'active', links: { self: '/api/customers/900', orders: '/api/customers/900/orders' } }),
+      );
       const sent = writesSent()[0];
       assert.deepEqual(sent, { method: 'POST', path: '/customers', body });
       const headers = fx.upstream.headersSeen[0] ?? {};
@@ -197,7 +224,12 @@ describe('writes through the gateway', () => {
       fx.upstream.on('PATCH /customers/24', { kind: 'json', body: { id: 24, name: 'After', status: 'active' }, headers: { etag: '"v1,3"' } });
       assert.equal((await send(url('/api/customers/24'), 'PATCH', { ...writer, ...mergePatch, 'if-match': etag }, '{"name":"After"}')).status, 200);
       assert.equal(fx.upstream.headersSeen[fx.upstream.requests.findIndex((r) => r.method === 'PATCH')]?.['if-match'], '"v1,2"');
-      const listed = await send(url('/api/customers/24'), 'PATCH', { ...writer, ...mergePatch, 'if-match': `"other", ${etag.replace('v1,2', 'v1,3')}` }, '{"name":"Again"}');
+      const listed = await send(
+        url('/api/customers/24'),
+        'PATCH',
+        { ...writer, ...mergePatch, 'if-match': `"other", ${etag.replace('v1,2', 'v1,3')}` },
+        '{"name":"Again"}',
+      );
       assert.equal(listed.status, 200);
       assert.equal(fx.upstream.headersSeen.at(-1)?.['if-match'], '"v1,3"');
     });
@@ -217,7 +249,10 @@ describe('writes through the gateway', () => {
       fx.upstream.on('PUT /customers/22', { kind: 'json', body: { id: 22, name: 'Put', status: 'active' } });
       assert.equal((await send(url('/api/customers/22'), 'PUT', { ...writer, ...json, 'if-match': etag }, '{"name":"Put","status":"active"}')).status, 200);
       fx.upstream.reset();
-      assertProblem(await send(url('/api/customers/22'), 'PUT', { ...writer, ...json, 'if-match': '"not-a-version-of-it"' }, '{"name":"P","status":"active"}'), { status: 412, code: 'HG_ERR_PRECONDITION_FAILED' });
+      assertProblem(
+        await send(url('/api/customers/22'), 'PUT', { ...writer, ...json, 'if-match': '"not-a-version-of-it"' }, '{"name":"P","status":"active"}'),
+        { status: 412, code: 'HG_ERR_PRECONDITION_FAILED' },
+      );
       assert.deepEqual(writesSent(), [], 'only the current item was read');
     });
 
@@ -231,7 +266,11 @@ describe('writes through the gateway', () => {
       assertProblem(conflict, { status: 409, code: 'HG_ERR_CONFLICT' });
       assert.equal((conflict.json() as { detail: string }).detail, 'name taken');
       assertProblem(await attempt(412, {}), { status: 412, code: 'HG_ERR_PRECONDITION_FAILED' });
-      const withDetail = await attempt(422, { type: 'about:blank', title: 'x', status: 422, detail: 'status may not change on Sundays' }, 'application/problem+json');
+      const withDetail = await attempt(
+        422,
+        { type: 'about:blank', title: 'x', status: 422, detail: 'status may not change on Sundays' },
+        'application/problem+json',
+      );
       assertProblem(withDetail, { status: 422, code: 'HG_ERR_UNPROCESSABLE' });
       assert.equal((withDetail.json() as { detail: string }).detail, 'status may not change on Sundays');
       const plain = await attempt(400, { detail: 'internal: table customers_v2 locked' });
@@ -264,7 +303,10 @@ describe('writes through the gateway', () => {
     test('a write whose outcome is unknown (the upstream timed out) leaves the item dropped, and no stale copy answers for it', async () => {
       await get(url('/api/customers/50'), reader);
       fx.upstream.on('PATCH /customers/50', { kind: 'hang' });
-      assertProblem(await send(url('/api/customers/50'), 'PATCH', { ...writer, ...mergePatch, 'if-match': '*' }, '{"name":"N"}'), { status: 504, code: 'HG_ERR_UPSTREAM_TIMEOUT' });
+      assertProblem(await send(url('/api/customers/50'), 'PATCH', { ...writer, ...mergePatch, 'if-match': '*' }, '{"name":"N"}'), {
+        status: 504,
+        code: 'HG_ERR_UPSTREAM_TIMEOUT',
+      });
       // Past max-age, a failing upstream would let a stale entry answer (stale-if-error): there is none to.
       fx.clock.advance(61_000);
       fx.upstream.on('GET /customers/50', { kind: 'json', status: 500, body: {} });
@@ -276,7 +318,10 @@ describe('writes through the gateway', () => {
       assert.equal((await send(url('/api/customers/60'), 'PUT', { ...writer, ...json, 'if-match': '*' }, '{"name":"P","status":"active"}')).status, 200);
       assert.equal(writesSent().filter((r) => r.method === 'PUT').length, 2);
       fx.upstream.on('POST /customers', { kind: 'reset' });
-      assertProblem(await send(url('/api/customers'), 'POST', { ...writer, ...json }, '{"name":"N","status":"active"}'), { status: 502, code: 'HG_ERR_UPSTREAM_BAD_GATEWAY' });
+      assertProblem(await send(url('/api/customers'), 'POST', { ...writer, ...json }, '{"name":"N","status":"active"}'), {
+        status: 502,
+        code: 'HG_ERR_UPSTREAM_BAD_GATEWAY',
+      });
       assert.equal(writesSent().filter((r) => r.method === 'POST').length, 1);
     });
   });
@@ -292,7 +337,10 @@ describe('writes through the gateway', () => {
       assert.equal(again.text, first.text);
       assert.equal(again.headers['location'], first.headers['location']);
       assert.equal(writesSent().length, 1);
-      assertProblem(await send(url('/api/customers'), 'POST', headers, '{"name":"Twice","status":"active"}'), { status: 422, code: 'HG_ERR_IDEMPOTENCY_KEY_REUSED' });
+      assertProblem(await send(url('/api/customers'), 'POST', headers, '{"name":"Twice","status":"active"}'), {
+        status: 422,
+        code: 'HG_ERR_IDEMPOTENCY_KEY_REUSED',
+      });
       assert.equal(writesSent().length, 1);
     });
 
@@ -305,13 +353,19 @@ describe('writes through the gateway', () => {
       const headers = { ...writer, ...json, 'idempotency-key': '"slow-702"' };
       const first = send(url('/api/customers'), 'POST', headers, '{"name":"Slow","status":"active"}');
       while (fx.upstream.active() === 0) await new Promise((r) => setTimeout(r, 5));
-      assertProblem(await send(url('/api/customers'), 'POST', headers, '{"name":"Slow","status":"active"}'), { status: 409, code: 'HG_ERR_IDEMPOTENCY_KEY_IN_USE' });
+      assertProblem(await send(url('/api/customers'), 'POST', headers, '{"name":"Slow","status":"active"}'), {
+        status: 409,
+        code: 'HG_ERR_IDEMPOTENCY_KEY_IN_USE',
+      });
       release();
       assert.equal((await first).status, 201);
     });
 
     test('an answer whose outcome is unknown is not kept: a retry goes to the upstream again', async () => {
-      fx.upstream.on('POST /customers', { kind: 'sequence', steps: [{ kind: 'hang' }, { kind: 'json', status: 201, body: { id: 703, name: 'Retry', status: 'active' } }] });
+      fx.upstream.on('POST /customers', {
+        kind: 'sequence',
+        steps: [{ kind: 'hang' }, { kind: 'json', status: 201, body: { id: 703, name: 'Retry', status: 'active' } }],
+      });
       const headers = { ...writer, ...json, 'idempotency-key': '"retry-703"' };
       assert.equal((await send(url('/api/customers'), 'POST', headers, '{"name":"Retry","status":"active"}')).status, 504);
       assert.equal((await send(url('/api/customers'), 'POST', headers, '{"name":"Retry","status":"active"}')).status, 201);
@@ -322,17 +376,29 @@ describe('writes through the gateway', () => {
       // A 201 without the created record: the customer exists now, but the gateway cannot show it.
       fx.upstream.on('POST /customers', { kind: 'raw', status: 201, body: '' });
       const headers = { ...writer, ...json, 'idempotency-key': '"made-704"' };
-      assertProblem(await send(url('/api/customers'), 'POST', headers, '{"name":"Made","status":"active"}'), { status: 502, code: 'HG_ERR_UPSTREAM_BAD_GATEWAY' });
-      assertProblem(await send(url('/api/customers'), 'POST', headers, '{"name":"Made","status":"active"}'), { status: 502, code: 'HG_ERR_UPSTREAM_BAD_GATEWAY' });
+      assertProblem(await send(url('/api/customers'), 'POST', headers, '{"name":"Made","status":"active"}'), {
+        status: 502,
+        code: 'HG_ERR_UPSTREAM_BAD_GATEWAY',
+      });
+      assertProblem(await send(url('/api/customers'), 'POST', headers, '{"name":"Made","status":"active"}'), {
+        status: 502,
+        code: 'HG_ERR_UPSTREAM_BAD_GATEWAY',
+      });
       assert.equal(writesSent().length, 1, 'one customer was created, not two');
     });
 
     test('a malformed key is 400, and with "idempotency": "required" a POST without one is 400', async () => {
-      assertProblem(await send(url('/api/customers'), 'POST', { ...writer, ...json, 'idempotency-key': 'unquoted' }, '{"name":"N","status":"active"}'), { status: 400, code: 'HG_ERR_BAD_REQUEST' });
+      assertProblem(await send(url('/api/customers'), 'POST', { ...writer, ...json, 'idempotency-key': 'unquoted' }, '{"name":"N","status":"active"}'), {
+        status: 400,
+        code: 'HG_ERR_BAD_REQUEST',
+      });
       const strict = await startFixture({ resources: { customers: { idempotency: 'required' } } });
       after(() => strict.close());
       const token = bearer(await strict.token({ claims: { scope: WRITE } }));
-      assertProblem(await send(`${strict.gw.url}/api/customers`, 'POST', { ...token, ...json }, '{"name":"N","status":"active"}'), { status: 400, code: 'HG_ERR_IDEMPOTENCY_KEY_MISSING' });
+      assertProblem(await send(`${strict.gw.url}/api/customers`, 'POST', { ...token, ...json }, '{"name":"N","status":"active"}'), {
+        status: 400,
+        code: 'HG_ERR_IDEMPOTENCY_KEY_MISSING',
+      });
       assert.equal(strict.upstream.requests.length, 0);
     });
   });
@@ -349,11 +415,20 @@ describe('who may write: the owner rule', () => {
     const own = bearer(await fx.token({ claims: { scope: WRITE, customer_id: 5 } }));
     fx.upstream.on('PATCH /customers/5', { kind: 'json', body: { id: 5, name: 'Mine', status: 'active' } });
     assert.equal((await send(`${fx.gw.url}/api/customers/5`, 'PATCH', { ...own, ...mergePatch, 'if-match': '*' }, '{"name":"Mine"}')).status, 200);
-    assertProblem(await send(`${fx.gw.url}/api/customers/6`, 'PATCH', { ...own, ...mergePatch, 'if-match': '*' }, '{"name":"Theirs"}'), { status: 403, code: 'HG_ERR_NOT_OWNER' });
-    assertProblem(await send(`${fx.gw.url}/api/customers`, 'POST', { ...own, ...json }, '{"name":"N","status":"active"}'), { status: 403, code: 'HG_ERR_AUTH_INSUFFICIENT_SCOPE' });
+    assertProblem(await send(`${fx.gw.url}/api/customers/6`, 'PATCH', { ...own, ...mergePatch, 'if-match': '*' }, '{"name":"Theirs"}'), {
+      status: 403,
+      code: 'HG_ERR_NOT_OWNER',
+    });
+    assertProblem(await send(`${fx.gw.url}/api/customers`, 'POST', { ...own, ...json }, '{"name":"N","status":"active"}'), {
+      status: 403,
+      code: 'HG_ERR_AUTH_INSUFFICIENT_SCOPE',
+    });
     const any = bearer(await fx.token({ claims: { scope: `${WRITE} customers:read:any`, customer_id: 5 } }));
     fx.upstream.on('POST /customers', { kind: 'json', status: 201, body: { id: 800, name: 'N', status: 'active' } });
     assert.equal((await send(`${fx.gw.url}/api/customers`, 'POST', { ...any, ...json }, '{"name":"N","status":"active"}')).status, 201);
-    assert.deepEqual(fx.upstream.requests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.path}`), ['PATCH /customers/5', 'POST /customers']);
+    assert.deepEqual(
+      fx.upstream.requests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.path}`),
+      ['PATCH /customers/5', 'POST /customers'],
+    );
   });
 });

@@ -47,7 +47,7 @@ describe('npm start -- --check-config', () => {
   });
 
   it('exits 1 listing every problem of the file and the environment', () => {
-    const { status, out } = checkConfig({ server: { port: 'x', prot: 1 }, log: { level: 'loud' }});
+    const { status, out } = checkConfig({ server: { port: 'x', prot: 1 }, log: { level: 'loud' } });
     assert.equal(status, 1);
     assert.match(out, /server\.port: expected an integer/);
     assert.match(out, /server\.prot: unknown key/);
@@ -157,7 +157,10 @@ describe('SIGHUP reload', () => {
     try {
       main.kill('SIGHUP');
       const warning = await main.waitFor((r) => r['event'] === 'reload' && r['keysKept'] === true);
-      assert.match(String(warning['msg']), /config reloaded, but the JWKS could not be fetched from http:\/\/127\.0\.0\.1:\d+\/\.well-known\/jwks\.json \(HTTP 500\): the key set fetched \d+ s ago is kept, and so are the verified tokens/);
+      assert.match(
+        String(warning['msg']),
+        /config reloaded, but the JWKS could not be fetched from http:\/\/127\.0\.0\.1:\d+\/\.well-known\/jwks\.json \(HTTP 500\): the key set fetched \d+ s ago is kept, and so are the verified tokens/,
+      );
       assert.equal(await status(token, 6), 200);
       assert.equal(await status(await signToken(key2, { claims: { sub: 'never-seen' } }), 7), 200);
     } finally {
@@ -168,8 +171,8 @@ describe('SIGHUP reload', () => {
   it('rejects an invalid file, logs each problem and keeps serving with the old config', async () => {
     write({ server: { port: 'nope' }, cache: { maxEntries: -1 } });
     main.kill('SIGHUP');
-    await main.waitFor((r) => typeof r['msg'] === 'string' && (r['msg']).startsWith('config reload rejected: 2 problem(s)'));
-    await main.waitFor((r) => typeof r['msg'] === 'string' && (r['msg']).startsWith('cache.maxEntries: expected an integer'));
+    await main.waitFor((r) => typeof r['msg'] === 'string' && r['msg'].startsWith('config reload rejected: 2 problem(s)'));
+    await main.waitFor((r) => typeof r['msg'] === 'string' && r['msg'].startsWith('cache.maxEntries: expected an integer'));
     assert.equal(await status(await signToken(key2), 4), 200);
     assert.equal(connects, 1);
     assert.equal(main.child.exitCode, null);

@@ -43,7 +43,7 @@ describe('reload of a cluster (server.workers: 2)', () => {
     assert.equal(world.main.records.filter((r) => typeof r['msg'] === 'string' && /^worker \d+ reload/.test(r['msg'])).length, before);
   });
 
-  it('writes the primary\'s pid to server.pidFile, the process a SIGHUP reloads every worker through', async () => {
+  it("writes the primary's pid to server.pidFile, the process a SIGHUP reloads every worker through", async () => {
     world.write({ cache: { maxAgeSeconds: 25 } });
     assert.equal(Number(readFileSync(pidFile, 'utf8').trim()), world.main.child.pid);
     const done = (): number => world.main.records.filter((r) => typeof r['msg'] === 'string' && /^worker \d+ reload done$/.test(r['msg'])).length;
@@ -72,7 +72,15 @@ describe('a cluster whose port is in use', () => {
         const gw = spawnGateway(['--config', file]);
         assert.equal(await gw.exited, 1, gw.stderr());
         const lines = gw.stderr().trim().split('\n');
-        assert.ok(lines.length > 0 && lines.every((l) => l === `hypergate: cannot listen on 127.0.0.1:${port}: the address is already in use (set server.port or HYPERGATE_SERVER_PORT; admin.port or HYPERGATE_ADMIN_PORT)`), `run ${run}:\n${gw.stderr()}`);
+        assert.ok(
+          lines.length > 0 &&
+            lines.every(
+              (l) =>
+                l ===
+                `hypergate: cannot listen on 127.0.0.1:${port}: the address is already in use (set server.port or HYPERGATE_SERVER_PORT; admin.port or HYPERGATE_ADMIN_PORT)`,
+            ),
+          `run ${run}:\n${gw.stderr()}`,
+        );
       }
     } finally {
       blocker.close();

@@ -69,7 +69,11 @@ describe('the compiled gateway', () => {
 
   test('the hypergate bin runs from any folder on the shipped defaults, its dev keys kept in the package', async (t) => {
     const cwd = elsewhere();
-    const gw = spawnGateway([], { command: [join(built.root, 'bin/hypergate.js')], cwd, env: { HYPERGATE_SERVER_PORT: '0', HYPERGATE_SAMPLE_UPSTREAM_CUSTOMERS: '100' } });
+    const gw = spawnGateway([], {
+      command: [join(built.root, 'bin/hypergate.js')],
+      cwd,
+      env: { HYPERGATE_SERVER_PORT: '0', HYPERGATE_SAMPLE_UPSTREAM_CUSTOMERS: '100' },
+    });
     t.after(() => gw.child.kill('SIGKILL'));
     const port = await gw.listening;
     await waitFor(() => /Authorization: Bearer [A-Za-z0-9._-]+/.test(gw.stderr()), 'the dev banner');
@@ -97,8 +101,11 @@ describe('the compiled gateway', () => {
     await waitFor(() => !alive(pid), `gateway process ${pid} to be gone`);
   });
 
-  test('npm run token runs the built minter with the package\'s dev keys', async () => {
-    const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'token', '--', '--sub', 'alice', '--ttl', '60'], { cwd: built.root, timeout: 30_000 });
+  test("npm run token runs the built minter with the package's dev keys", async () => {
+    const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'token', '--', '--sub', 'alice', '--ttl', '60'], {
+      cwd: built.root,
+      timeout: 30_000,
+    });
     const jwk = JSON.parse(readFileSync(join(built.root, '.hypergate/dev-keys/private.jwk.json'), 'utf8')) as JWK;
     const { d: _private, ...publicJwk } = jwk;
     const { payload } = await jwtVerify(stdout.trim(), await importJWK(publicJwk, 'ES256'));

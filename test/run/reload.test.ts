@@ -24,7 +24,10 @@ describe('POST /reload on the admin listener of one gateway process', () => {
     world.write({ cache: { maxAgeSeconds: 31 } });
     assert.equal((await get(`${world.admin}/reload`, {}, 'POST')).status, 401);
     assert.equal((await get(`${world.admin}/reload`, bearer(await signToken(world.key)), 'POST')).status, 403);
-    assert.equal(world.main.records.some((r) => r['msg'] === 'config reloaded'), false);
+    assert.equal(
+      world.main.records.some((r) => r['msg'] === 'config reloaded'),
+      false,
+    );
   });
 
   it('answers 200 with the changed key paths and those that need a restart', async () => {
@@ -71,7 +74,15 @@ describe('server.pidFile', () => {
     const pidFile = join(dir, 'gateway.pid');
     const file = join(dir, 'pid.json');
     // A relative path is next to the config file.
-    writeFileSync(file, JSON.stringify({ server: { port: 0, pidFile: 'gateway.pid' }, upstream: { url: upstream.url }, auth: { devKeyDir: join(dir, 'dev-keys') }, log: { access: false } }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        server: { port: 0, pidFile: 'gateway.pid' },
+        upstream: { url: upstream.url },
+        auth: { devKeyDir: join(dir, 'dev-keys') },
+        log: { access: false },
+      }),
+    );
     const gw = spawnGateway(['--config', file], { command: ['npm', 'start', '--silent', '--'] });
     t.after(() => void gw.child.kill('SIGKILL'));
     await gw.listening;

@@ -15,7 +15,15 @@ describe('access lines of a cluster', () => {
   test('name the worker that answered (its cluster worker id)', async (t) => {
     const port = await freePort();
     const file = join(dir, 'config.json');
-    writeFileSync(file, JSON.stringify({ server: { port, workers: 2 }, admin: { port: null }, auth: { secret: 'w'.repeat(64), algorithms: ['HS256'] }, sampleUpstream: { customers: 10 } }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        server: { port, workers: 2 },
+        admin: { port: null },
+        auth: { secret: 'w'.repeat(64), algorithms: ['HS256'] },
+        sampleUpstream: { customers: 10 },
+      }),
+    );
     const main = startMain(['--config', file]);
     t.after(() => main.kill('SIGKILL'));
     await waitFor(() => main.records.filter((r) => r['event'] === 'listening').length === 2, 'two listening workers', 20_000);

@@ -26,7 +26,16 @@ describe('server.workers: a cluster of gateway workers', () => {
     const port = await freePort();
     const adminPort = await freePort();
     const file = join(dir, 'cluster.json');
-    writeFileSync(file, JSON.stringify({ server: { port, workers: 2, drainTimeoutMs: 2000 }, admin: { port: adminPort }, upstream: { url: upstream.url }, auth: { jwksUrl: jwks.url }, log: { access: false } }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        server: { port, workers: 2, drainTimeoutMs: 2000 },
+        admin: { port: adminPort },
+        upstream: { url: upstream.url },
+        auth: { jwksUrl: jwks.url },
+        log: { access: false },
+      }),
+    );
     main = startMain(['--config', file]);
     base = `http://127.0.0.1:${port}`;
     admin = `http://127.0.0.1:${adminPort}`;

@@ -14,14 +14,20 @@ describe('the sample upstream collection and orders', () => {
   test('a page lists customers offset+1.. with the total', async () => {
     const res = await get(`${sample.url}/customers?offset=25&limit=10`);
     const body = res.json() as { items: { id: number }[]; total: number };
-    assert.deepEqual(body.items.map((c) => c.id), [26, 27, 28, 29, 30]);
+    assert.deepEqual(
+      body.items.map((c) => c.id),
+      [26, 27, 28, 29, 30],
+    );
     assert.equal(body.total, 30);
   });
 
   test('orders are deterministic and belong to their customer', async () => {
     const id = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].find((n) => sampleOrderIds(n).length > 0) as number;
     const list = (await get(`${sample.url}/customers/${id}/orders`)).json() as { items: { id: number; customerId: number }[] };
-    assert.deepEqual(list.items.map((o) => o.id), sampleOrderIds(id));
+    assert.deepEqual(
+      list.items.map((o) => o.id),
+      sampleOrderIds(id),
+    );
     const orderId = sampleOrderIds(id)[0] as number;
     const one = await get(`${sample.url}/customers/${id}/orders/${orderId}`);
     assert.deepEqual(one.json(), sampleOrder(id, orderId));

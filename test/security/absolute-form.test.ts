@@ -29,7 +29,10 @@ describe('a request target in absolute-form', () => {
   const origin = (): string => `127.0.0.1:${fx.gw.port}`;
   /** One request on its own connection: `target` as written, a valid Host, a bearer token. */
   const ask = (target: string, extra = '', method = 'GET', bearer = token, body = ''): Promise<RawAnswer> =>
-    rawAnswer(fx.gw.port, `${method} ${target} HTTP/1.1\r\nHost: ${origin()}\r\nAuthorization: Bearer ${bearer}\r\n${extra}${body === '' ? '' : `Content-Length: ${Buffer.byteLength(body)}\r\n`}Connection: close\r\n\r\n${body}`);
+    rawAnswer(
+      fx.gw.port,
+      `${method} ${target} HTTP/1.1\r\nHost: ${origin()}\r\nAuthorization: Bearer ${bearer}\r\n${extra}${body === '' ? '' : `Content-Length: ${Buffer.byteLength(body)}\r\n`}Connection: close\r\n\r\n${body}`,
+    );
 
   /** The parts of an answer that must not depend on the form of the target. */
   const served = (a: RawAnswer): Record<string, unknown> => ({
@@ -46,7 +49,7 @@ describe('a request target in absolute-form', () => {
     assert.equal(byPath.status, 200);
     assert.deepEqual(served(absolute), served(byPath));
     assert.equal((JSON.parse(absolute.text) as { links: { self: string } }).links.self, '/api/customers/1');
-    assert.equal(fx.upstream.hits('/customers/1'), 1, 'the second request was a hit on the first one\'s cache key');
+    assert.equal(fx.upstream.hits('/customers/1'), 1, "the second request was a hit on the first one's cache key");
   });
 
   test('the query of an absolute-form target is honoured: a page of customers as the origin-form asks for it, with the same canonical links.self', async () => {
@@ -59,7 +62,8 @@ describe('a request target in absolute-form', () => {
 
   test('the scheme is matched without regard to case (RFC 3986 section 3.1), and https is taken as well as http', async () => {
     const byPath = await ask('/api/customers/2');
-    for (const scheme of ['HTTP', 'Http', 'https', 'HTTPS']) assert.deepEqual(served(await ask(`${scheme}://${origin()}/api/customers/2`)), served(byPath), scheme);
+    for (const scheme of ['HTTP', 'Http', 'https', 'HTTPS'])
+      assert.deepEqual(served(await ask(`${scheme}://${origin()}/api/customers/2`)), served(byPath), scheme);
   });
 
   test('an absolute-form target naming another host is served as its path is here: the authority selects nothing', async () => {
@@ -100,8 +104,14 @@ describe('a request target in absolute-form', () => {
 
   test('Host is still required and checked with an absolute-form target (RFC 9112 section 3.2)', async () => {
     const target = `http://${origin()}/api/customers/1`;
-    assertProblem(await rawAnswer(fx.gw.port, `GET ${target} HTTP/1.1\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`), { status: 400, code: 'HG_ERR_BAD_REQUEST' });
-    assertProblem(await rawAnswer(fx.gw.port, `GET ${target} HTTP/1.1\r\nHost: a b c\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`), { status: 400, code: 'HG_ERR_BAD_REQUEST' });
+    assertProblem(await rawAnswer(fx.gw.port, `GET ${target} HTTP/1.1\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`), {
+      status: 400,
+      code: 'HG_ERR_BAD_REQUEST',
+    });
+    assertProblem(await rawAnswer(fx.gw.port, `GET ${target} HTTP/1.1\r\nHost: a b c\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`), {
+      status: 400,
+      code: 'HG_ERR_BAD_REQUEST',
+    });
   });
 
   test('a PATCH with an absolute-form target is the same write as with the origin-form: same answer, same request upstream', async () => {
@@ -113,7 +123,10 @@ describe('a request target in absolute-form', () => {
     assert.deepEqual(served(absolute), served(byPath));
     assert.equal((JSON.parse(absolute.text) as { links: { self: string } }).links.self, '/api/customers/70');
     const sent = fx.upstream.requests.filter((r) => r.method === 'PATCH' && r.path === '/customers/70');
-    assert.deepEqual(sent.map((r) => r.body), ['{"name":"Renamed"}', '{"name":"Renamed"}']);
+    assert.deepEqual(
+      sent.map((r) => r.body),
+      ['{"name":"Renamed"}', '{"name":"Renamed"}'],
+    );
   });
 
   test('the access log shows the origin-form path and query of an absolute-form request, and "/" for an empty path', async () => {
@@ -128,7 +141,8 @@ describe('a request target in absolute-form', () => {
   });
 
   test('the request metrics count an absolute-form request under its route pattern, not as unmatched', async () => {
-    const count = async (): Promise<number | undefined> => sample((await get(`${fx.gw.adminUrl}/metrics`)).text, 'hypergate_http_requests_total', { route: '/api/customers/:id', method: 'GET', status: '200' });
+    const count = async (): Promise<number | undefined> =>
+      sample((await get(`${fx.gw.adminUrl}/metrics`)).text, 'hypergate_http_requests_total', { route: '/api/customers/:id', method: 'GET', status: '200' });
     const before = (await count()) ?? 0;
     assert.equal((await ask('http://evil.example/api/customers/5')).status, 200);
     assert.equal(await count(), before + 1);
@@ -148,7 +162,10 @@ describe('a request target in absolute-form on the admin listener', () => {
 
   const adminPort = (): number => Number(new URL(fx.gw.adminUrl ?? '').port);
   const ask = (method: string, target: string, bearer = ''): Promise<RawAnswer> =>
-    rawAnswer(adminPort(), `${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1:${adminPort()}\r\n${bearer === '' ? '' : `Authorization: Bearer ${bearer}\r\n`}Connection: close\r\n\r\n`);
+    rawAnswer(
+      adminPort(),
+      `${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1:${adminPort()}\r\n${bearer === '' ? '' : `Authorization: Bearer ${bearer}\r\n`}Connection: close\r\n\r\n`,
+    );
 
   test('GET http://<admin>/healthz answers 200 {"status":"ok"} as GET /healthz does', async () => {
     const answer = await ask('GET', `http://127.0.0.1:${adminPort()}/healthz`);

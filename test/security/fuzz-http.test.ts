@@ -94,7 +94,10 @@ describe('fuzzing the request path over raw sockets (fast-check)', () => {
   /** Runs the property on `arbitrary`; returns how often each status was seen. */
   async function fuzz(arbitrary: fc.Arbitrary<Uint8Array>): Promise<Map<number, number>> {
     const seen = new Map<number, number>();
-    await fc.assert(fc.asyncProperty(arbitrary, (bytes) => check(bytes, seen)), options);
+    await fc.assert(
+      fc.asyncProperty(arbitrary, (bytes) => check(bytes, seen)),
+      options,
+    );
     return seen;
   }
 
@@ -113,7 +116,6 @@ describe('fuzzing the request path over raw sockets (fast-check)', () => {
     }
   }
 
-
   test('random bytes', async () => {
     await fuzz(fc.uint8Array({ minLength: 0, maxLength: 2048 }));
   });
@@ -127,34 +129,69 @@ describe('fuzzing the request path over raw sockets (fast-check)', () => {
     );
   // Mostly plausible parts with some wild ones mixed in, so that inputs get past the parser to
   // routing, authentication and negotiation as often as they are stopped by it.
-  const mostly = <T,>(plausible: fc.Arbitrary<T>, wild: fc.Arbitrary<T>): fc.Arbitrary<T> => fc.oneof({ arbitrary: plausible, weight: 4 }, { arbitrary: wild, weight: 1 });
+  const mostly = <T>(plausible: fc.Arbitrary<T>, wild: fc.Arbitrary<T>): fc.Arbitrary<T> =>
+    fc.oneof({ arbitrary: plausible, weight: 4 }, { arbitrary: wild, weight: 1 });
   const method = mostly(
     fc.oneof({ arbitrary: fc.constantFrom('GET', 'HEAD'), weight: 3 }, fc.constantFrom('POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'TRACE', 'CONNECT')),
     fc.oneof(fc.constantFrom('get', 'PRI', ''), text(12)),
   );
   const target = mostly(
     fc.oneof(
-      { arbitrary: fc.constantFrom('/api', '/api/customers', '/api/customers/1', '/api/customers/1/orders', '/api/customers/1/orders/101', '/api/openapi.json', '*', '/'), weight: 3 },
+      {
+        arbitrary: fc.constantFrom(
+          '/api',
+          '/api/customers',
+          '/api/customers/1',
+          '/api/customers/1/orders',
+          '/api/customers/1/orders/101',
+          '/api/openapi.json',
+          '*',
+          '/',
+        ),
+        weight: 3,
+      },
       fc.webPath(),
       fc.tuple(fc.constantFrom('/api/customers/', '/api/customers/1/orders/'), fc.webSegment()).map(([a, b]) => a + b),
     ),
-    fc.oneof(fc.webUrl(), fc.tuple(fc.constantFrom('/api/customers/', '/api/customers/1/orders/'), text(40)).map(([a, b]) => a + b), text(200)),
+    fc.oneof(
+      fc.webUrl(),
+      fc.tuple(fc.constantFrom('/api/customers/', '/api/customers/1/orders/'), text(40)).map(([a, b]) => a + b),
+      text(200),
+    ),
   );
   const version = mostly(fc.constantFrom('HTTP/1.1', 'HTTP/1.0'), fc.oneof(fc.constantFrom('HTTP/2.0', 'HTTP/0.9', 'http/1.1', 'HTTP/1.1 ', ''), text(10)));
   const headerName = mostly(
-    fc.constantFrom('Authorization', 'Accept', 'Content-Length', 'Transfer-Encoding', 'Expect', 'If-None-Match', 'X-Request-Id', 'Connection', 'Upgrade', 'traceparent', 'Host'),
+    fc.constantFrom(
+      'Authorization',
+      'Accept',
+      'Content-Length',
+      'Transfer-Encoding',
+      'Expect',
+      'If-None-Match',
+      'X-Request-Id',
+      'Connection',
+      'Upgrade',
+      'traceparent',
+      'Host',
+    ),
     text(20),
   );
-  const headerValue = mostly(fc.constantFrom('', '0', '-1', '1', 'chunked', '100-continue', 'close', 'keep-alive', '*/*', 'text/html', 'Bearer', 'Bearer x.y.z', `"etag"`), text(300));
+  const headerValue = mostly(
+    fc.constantFrom('', '0', '-1', '1', 'chunked', '100-continue', 'close', 'keep-alive', '*/*', 'text/html', 'Bearer', 'Bearer x.y.z', `"etag"`),
+    text(300),
+  );
   const header = mostly(
-    fc.tuple(fc.constantFrom('Accept', 'If-None-Match', 'X-Request-Id', 'Connection', 'traceparent', 'Authorization'), fc.constantFrom('*/*', 'application/json', '"etag"', 'abc', 'close', 'Bearer x.y.z')),
+    fc.tuple(
+      fc.constantFrom('Accept', 'If-None-Match', 'X-Request-Id', 'Connection', 'traceparent', 'Authorization'),
+      fc.constantFrom('*/*', 'application/json', '"etag"', 'abc', 'close', 'Bearer x.y.z'),
+    ),
     fc.tuple(headerName, headerValue),
   ).map(([n, v]) => `${n}: ${v}\r\n`);
 
   test('random request lines with random headers', async () => {
-    const request = fc.tuple(method, target, version, fc.array(header, { maxLength: 5 }), mostly(fc.constant(true), fc.constant(false)), mostly(fc.constant(''), text(64))).map(
-      ([m, t, v, hs, withHost, tail]) => Buffer.from(`${m} ${t} ${v}\r\n${withHost ? 'Host: x\r\n' : ''}${hs.join('')}\r\n${tail}`, 'latin1'),
-    );
+    const request = fc
+      .tuple(method, target, version, fc.array(header, { maxLength: 5 }), mostly(fc.constant(true), fc.constant(false)), mostly(fc.constant(''), text(64)))
+      .map(([m, t, v, hs, withHost, tail]) => Buffer.from(`${m} ${t} ${v}\r\n${withHost ? 'Host: x\r\n' : ''}${hs.join('')}\r\n${tail}`, 'latin1'));
     assertReached(await fuzz(request), [400, 401, 404, 405]);
   });
 
@@ -163,7 +200,11 @@ describe('fuzzing the request path over raw sockets (fast-check)', () => {
     const request = fc
       .tuple(
         fc.constantFrom('/api', '/api/customers/1', '/api/customers/2/orders', '/api/customers?offset=0&limit=3', '/api/openapi.json'),
-        fc.oneof(valueOrValid(`Bearer ${token}`), text(40).map((t) => `Bearer ${token}${t}`), text(40).map((t) => `Bearer ${t}`)),
+        fc.oneof(
+          valueOrValid(`Bearer ${token}`),
+          text(40).map((t) => `Bearer ${token}${t}`),
+          text(40).map((t) => `Bearer ${t}`),
+        ),
         valueOrValid('application/hal+json'),
         valueOrValid('"x"'),
         valueOrValid('req-1'),

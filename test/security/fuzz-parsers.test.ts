@@ -55,14 +55,22 @@ describe('property: the customer id parser', () => {
   });
 
   test('every safe positive integer round-trips', () => {
-    fc.assert(fc.property(fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }), (n) => parseCustomerId(String(n)) === n), RUNS);
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }), (n) => parseCustomerId(String(n)) === n),
+      RUNS,
+    );
   });
 
   test('a canonical id with anything added around it is refused', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 1e9 }), fc.constantFrom('0', '+', '-', ' ', '%', '.', 'e', '/', ';', '\u0661', '\uff11'), fc.boolean(), (n, extra, before) => {
-        assert.equal(parseCustomerId(before ? extra + String(n) : String(n) + extra), extra === '0' && !before ? n * 10 : null);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 1e9 }),
+        fc.constantFrom('0', '+', '-', ' ', '%', '.', 'e', '/', ';', '\u0661', '\uff11'),
+        fc.boolean(),
+        (n, extra, before) => {
+          assert.equal(parseCustomerId(before ? extra + String(n) : String(n) + extra), extra === '0' && !before ? n * 10 : null);
+        },
+      ),
       RUNS,
     );
   });
@@ -71,13 +79,20 @@ describe('property: the customer id parser', () => {
 describe('property: the bearer header parser', () => {
   test('any header value gives a token or a typed 400/401 with a challenge, never another exception', () => {
     fc.assert(
-      fc.property(fc.oneof(anyText, anyText.map((t) => `Bearer ${t}`), anyText.map((t) => `bearer${t}`)), (value) => {
-        const result = tokenOrChallenge(() => readBearerToken(requestWith(value), 8192));
-        if (typeof result === 'string') {
-          assert.ok(result.length > 0 && result.charCodeAt(0) !== 32, 'a token is non-empty and starts after the spaces');
-          assert.ok(value.toLowerCase().startsWith('bearer ') && value.endsWith(result));
-        }
-      }),
+      fc.property(
+        fc.oneof(
+          anyText,
+          anyText.map((t) => `Bearer ${t}`),
+          anyText.map((t) => `bearer${t}`),
+        ),
+        (value) => {
+          const result = tokenOrChallenge(() => readBearerToken(requestWith(value), 8192));
+          if (typeof result === 'string') {
+            assert.ok(result.length > 0 && result.charCodeAt(0) !== 32, 'a token is non-empty and starts after the spaces');
+            assert.ok(value.toLowerCase().startsWith('bearer ') && value.endsWith(result));
+          }
+        },
+      ),
       RUNS,
     );
   });
@@ -134,17 +149,27 @@ describe('property: other request header parsers', () => {
 
   test('Accept: any value picks one of the offered formats or none, never throws', () => {
     fc.assert(
-      fc.property(fc.oneof(anyText, fc.array(fc.constantFrom('application/json', 'application/*', '*/*', 'text/html', ';q=0', ';q=0.5', ';q=x', ',', ' '), { maxLength: 12 }).map((p) => p.join(''))), (accept) => {
-        const index = negotiator.pick(accept);
-        assert.ok(index === NONE_ACCEPTABLE || index === 0 || index === 1);
-      }),
+      fc.property(
+        fc.oneof(
+          anyText,
+          fc
+            .array(fc.constantFrom('application/json', 'application/*', '*/*', 'text/html', ';q=0', ';q=0.5', ';q=x', ',', ' '), { maxLength: 12 })
+            .map((p) => p.join('')),
+        ),
+        (accept) => {
+          const index = negotiator.pick(accept);
+          assert.ok(index === NONE_ACCEPTABLE || index === 0 || index === 1);
+        },
+      ),
       RUNS,
     );
   });
 
   test('If-None-Match: any value is a yes or a no, and the ETag itself always matches', () => {
     // Our ETags are quoted base64url digests (cache/representation.ts).
-    const etag = fc.string({ unit: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'), minLength: 1, maxLength: 27 }).map((t) => `"${t}"`);
+    const etag = fc
+      .string({ unit: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'), minLength: 1, maxLength: 27 })
+      .map((t) => `"${t}"`);
     fc.assert(
       fc.property(anyText, etag, (header, tag) => {
         assert.equal(typeof ifNoneMatchMatches(header, tag), 'boolean');

@@ -32,7 +32,11 @@ describe('hostile input: headers and protocol', () => {
     ['a token with a space in it', () => `${line()}${host}Authorization: Bearer abc def\r\n${close}`, invalidRequest],
     ['two tokens in one header', () => `${line()}${host}Authorization: Bearer ${w.token}, Bearer ${w.token}\r\n${close}`, invalidRequest],
     ['a JSON object for a token', () => `${line()}${host}Authorization: Bearer {"alg":"none"}\r\n${close}`, invalidRequest],
-    ['two Authorization headers, the first valid', () => `${line()}${host}Authorization: Bearer ${w.token}\r\nAuthorization: Bearer other\r\n${close}`, invalidRequest],
+    [
+      'two Authorization headers, the first valid',
+      () => `${line()}${host}Authorization: Bearer ${w.token}\r\nAuthorization: Bearer other\r\n${close}`,
+      invalidRequest,
+    ],
     ['a token over auth.maxTokenBytes', () => `${line()}${host}Authorization: Bearer ${'a'.repeat(9000)}\r\n${close}`, invalidRequest],
     ['a giant Authorization header (over server.maxHeaderBytes)', () => `${line()}${host}Authorization: Bearer ${'a'.repeat(20_000)}\r\n${close}`, tooLarge],
     ['a giant unrelated header', () => `${line()}${host}Authorization: Bearer ${w.token}\r\nX-Big: ${'b'.repeat(20_000)}\r\n${close}`, tooLarge],
@@ -46,7 +50,11 @@ describe('hostile input: headers and protocol', () => {
     ['an obsolete folded header line', () => `${line()}${host}X-A: b\r\n c\r\n${close}`, unparsable],
     ['a space before the colon', () => `${line()}${host}Authorization : Bearer ${w.token}\r\n${close}`, unparsable],
     ['a header name with a parenthesis', () => `${line()}${host}X(a): b\r\n${close}`, unparsable],
-    ['Content-Length and Transfer-Encoding together (smuggling)', () => `${line()}${host}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`, unparsable],
+    [
+      'Content-Length and Transfer-Encoding together (smuggling)',
+      () => `${line()}${host}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+      unparsable,
+    ],
     ['two different Content-Length values', () => `${line()}${host}Content-Length: 1\r\nContent-Length: 2\r\n\r\nab`, unparsable],
     ['an unknown method', () => `${line('FOO')}${host}${close}`, unparsable],
     ['a lower-case method', () => `${line('get')}${host}${close}`, unparsable],
@@ -57,15 +65,27 @@ describe('hostile input: headers and protocol', () => {
     ['a Host with spaces in it', () => `${line()}Host: a b c\r\nAuthorization: Bearer ${w.token}\r\n${close}`, badHost],
     ['a Host with a slash and a path', () => `${line()}Host: example.com/admin\r\nAuthorization: Bearer ${w.token}\r\n${close}`, badHost],
     ['a Host with a user-info part', () => `${line()}Host: user@example.com\r\nAuthorization: Bearer ${w.token}\r\n${close}`, badHost],
-    ['a raw non-ASCII Host (not punycode)', () => Buffer.from(`${line()}Host: b\xfccher.example\r\nAuthorization: Bearer ${w.token}\r\n${close}`, 'latin1'), badHost],
+    [
+      'a raw non-ASCII Host (not punycode)',
+      () => Buffer.from(`${line()}Host: b\xfccher.example\r\nAuthorization: Bearer ${w.token}\r\n${close}`, 'latin1'),
+      badHost,
+    ],
     ['a Host whose port is not digits', () => `${line()}Host: a:x\r\nAuthorization: Bearer ${w.token}\r\n${close}`, badHost],
     ['a Host with two ports', () => `${line()}Host: a:80:81\r\nAuthorization: Bearer ${w.token}\r\n${close}`, badHost],
     ['a Host with an unclosed IP literal', () => `${line()}Host: [::1\r\nAuthorization: Bearer ${w.token}\r\n${close}`, badHost],
     ['a Host with an empty IP literal', () => `${line()}Host: []:80\r\nAuthorization: Bearer ${w.token}\r\n${close}`, badHost],
     ['a Host with a bracket inside a name', () => `${line()}Host: a]b\r\nAuthorization: Bearer ${w.token}\r\n${close}`, badHost],
     ['a Host with text after its IP literal', () => `${line()}Host: [::1]x\r\nAuthorization: Bearer ${w.token}\r\n${close}`, badHost],
-    ['CONNECT to tunnel elsewhere', () => 'CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n', { status: 405, code: 'HG_ERR_METHOD_NOT_ALLOWED', headers: { allow: 'GET, HEAD', connection: 'close' } }],
-    ['an absolute-form target of another scheme', () => `${line('GET', 'ftp://evil.example/api/customers/1')}${host}Authorization: Bearer ${w.token}\r\n${close}`, badTarget],
+    [
+      'CONNECT to tunnel elsewhere',
+      () => 'CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n',
+      { status: 405, code: 'HG_ERR_METHOD_NOT_ALLOWED', headers: { allow: 'GET, HEAD', connection: 'close' } },
+    ],
+    [
+      'an absolute-form target of another scheme',
+      () => `${line('GET', 'ftp://evil.example/api/customers/1')}${host}Authorization: Bearer ${w.token}\r\n${close}`,
+      badTarget,
+    ],
   ];
   for (const [name, payload, expected] of cases) {
     test(`${name}: ${expected.status} ${expected.code}`, async () => {

@@ -29,7 +29,15 @@ describe('hostile input: JWT abuse', () => {
   let lure: Server;
   let lureHits = 0;
 
-  const claims = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({ sub: 'user-1', scope: 'customers:read', iss: ISSUER, aud: AUDIENCE, iat: clock.seconds, exp: clock.seconds + 3600, ...extra });
+  const claims = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+    sub: 'user-1',
+    scope: 'customers:read',
+    iss: ISSUER,
+    aud: AUDIENCE,
+    iat: clock.seconds,
+    exp: clock.seconds + 3600,
+    ...extra,
+  });
   const sign = (key: TestKey, extra: Record<string, unknown> = {}, header: Record<string, unknown> = {}): Promise<string> =>
     signToken(key, { nowSeconds: clock.seconds, claims: claims(extra), header });
   const enc = (value: unknown): string => base64url.encode(JSON.stringify(value));
@@ -73,8 +81,16 @@ describe('hostile input: JWT abuse', () => {
       () => new SignJWT(claims()).setProtectedHeader({ alg: 'HS256', kid: es.kid }).sign(new TextEncoder().encode(JSON.stringify(es.publicJwk))),
       invalidToken,
     ],
-    ['HS256 signed with the EC public key (PEM) as the HMAC secret', async () => new SignJWT(claims()).setProtectedHeader({ alg: 'HS256', kid: es.kid }).sign(new TextEncoder().encode(await es.publicPem())), invalidToken],
-    ['HS256 signed with the RSA public key (PEM) as the HMAC secret', async () => new SignJWT(claims()).setProtectedHeader({ alg: 'HS256', kid: rs.kid }).sign(new TextEncoder().encode(await rs.publicPem())), invalidToken],
+    [
+      'HS256 signed with the EC public key (PEM) as the HMAC secret',
+      async () => new SignJWT(claims()).setProtectedHeader({ alg: 'HS256', kid: es.kid }).sign(new TextEncoder().encode(await es.publicPem())),
+      invalidToken,
+    ],
+    [
+      'HS256 signed with the RSA public key (PEM) as the HMAC secret',
+      async () => new SignJWT(claims()).setProtectedHeader({ alg: 'HS256', kid: rs.kid }).sign(new TextEncoder().encode(await rs.publicPem())),
+      invalidToken,
+    ],
     [
       'a tampered payload (sub and scope changed, signature kept)',
       async () => {
@@ -110,10 +126,14 @@ describe('hostile input: JWT abuse', () => {
     ['an unknown kid', async () => sign(await makeKey('ES256', 'nobody-knows-me')), invalidToken],
     ['a kid that is a path traversal', async () => sign(await makeKey('ES256', '../../../etc/passwd')), invalidToken],
     ['another key claiming the trusted kid', async () => sign(await makeKey('ES256', es.kid)), invalidToken],
-    ['ES512 in the header over an ES256 signature', async () => {
-      const [, p, s] = (await sign(es)).split('.');
-      return `${enc({ alg: 'ES512', kid: es.kid, typ: 'JWT' })}.${p}.${s}`;
-    }, invalidToken],
+    [
+      'ES512 in the header over an ES256 signature',
+      async () => {
+        const [, p, s] = (await sign(es)).split('.');
+        return `${enc({ alg: 'ES512', kid: es.kid, typ: 'JWT' })}.${p}.${s}`;
+      },
+      invalidToken,
+    ],
     ['a wrong typ (secevent+jwt)', () => sign(es, {}, { typ: 'secevent+jwt' }), invalidToken],
     ['typ JOSE (not a JWT access token)', () => sign(es, {}, { typ: 'JOSE' }), invalidToken],
     ['an unknown critical header', () => signRawEs256(es, { crit: ['x-must-understand'], 'x-must-understand': true }, claims()), invalidToken],
@@ -129,7 +149,7 @@ describe('hostile input: JWT abuse', () => {
     ['a header that is not JSON', async () => `${base64url.encode('not json')}.${(await sign(es)).split('.').slice(1).join('.')}`, invalidToken],
     ['five segments (a JWE shape)', () => `${enc({ alg: 'RSA-OAEP', enc: 'A256GCM' })}.a.b.c.d`, invalidToken],
     [
-      'an embedded jwk header naming the attacker\'s own key',
+      "an embedded jwk header naming the attacker's own key",
       async () => {
         const attacker = await makeKey('ES256');
         return sign(attacker, {}, { kid: undefined, jwk: await exportJWK(attacker.publicKey) });
@@ -137,11 +157,15 @@ describe('hostile input: JWT abuse', () => {
       invalidToken,
     ],
     [
-      'a jku header pointing at the attacker\'s key set',
+      "a jku header pointing at the attacker's key set",
       async () => sign(await makeKey('ES256', 'lured'), {}, { jku: lureUrl(), x5u: lureUrl() }),
       invalidToken,
     ],
-    ['a valid token without the required scope', () => sign(es, { scope: 'profile' }), { status: 403, code: 'HG_ERR_AUTH_INSUFFICIENT_SCOPE', headers: { 'www-authenticate': CHALLENGE.insufficientScope } }],
+    [
+      'a valid token without the required scope',
+      () => sign(es, { scope: 'profile' }),
+      { status: 403, code: 'HG_ERR_AUTH_INSUFFICIENT_SCOPE', headers: { 'www-authenticate': CHALLENGE.insufficientScope } },
+    ],
     [
       'a token with 10,000 claims (refused by size before any parsing)',
       () => signRawEs256(es, { typ: 'JWT' }, { ...claims(), ...Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`c${i}`, i])) }),

@@ -45,12 +45,22 @@ describe('hostile input: upstream faults', () => {
     ['a 50 MB Content-Length announced', 113, { kind: 'raw', status: 200, body: '{}', headers: { ...json, 'content-length': String(50 * MB) } }, badGateway],
     ['an HTML content type', 114, { kind: 'raw', status: 200, body: '<html>{"id":114}</html>', headers: { 'content-type': 'text/html' } }, badGateway],
     ['no content type', 115, { kind: 'raw', status: 200, body: '{"id":115,"name":"x","status":"y"}' }, badGateway],
-    ['another customer\'s record (id mismatch)', 116, { kind: 'json', body: { id: 117, name: 'Someone else', status: 'active' } }, badGateway],
+    ["another customer's record (id mismatch)", 116, { kind: 'json', body: { id: 117, name: 'Someone else', status: 'active' } }, badGateway],
     ['a record without id', 118, { kind: 'json', body: { name: 'x', status: 'y' } }, badGateway],
     ['a name that is not a string', 119, { kind: 'json', body: { id: 119, name: { first: 'x' }, status: 'y' } }, badGateway],
     ['a 301 redirect (never followed)', 120, { kind: 'raw', status: 301, body: '', headers: { location: '/customers/42' } }, badGateway],
-    ['a 307 redirect to another host (never followed)', 121, { kind: 'raw', status: 307, body: '', headers: { location: 'http://169.254.169.254/latest/meta-data/' } }, badGateway],
-    ['a response head over undici\'s header limit', 122, { kind: 'json', body: { id: 122, name: 'x', status: 'y' }, headers: { 'x-big': 'h'.repeat(64 * 1024) } }, badGateway],
+    [
+      'a 307 redirect to another host (never followed)',
+      121,
+      { kind: 'raw', status: 307, body: '', headers: { location: 'http://169.254.169.254/latest/meta-data/' } },
+      badGateway,
+    ],
+    [
+      "a response head over undici's header limit",
+      122,
+      { kind: 'json', body: { id: 122, name: 'x', status: 'y' }, headers: { 'x-big': 'h'.repeat(64 * 1024) } },
+      badGateway,
+    ],
   ];
   for (const [name, id, behaviour, expected] of cases) {
     test(`upstream ${name}: ${expected.status} ${expected.code}`, async () => {
@@ -75,7 +85,7 @@ describe('hostile input: upstream faults', () => {
     assert.equal((await get(`${fx.gw.url}/api/customers/124`, bearer(token))).status, 200);
   });
 
-  test('an upstream 404 is the customer\'s 404 (control: not a fault)', async () => {
+  test("an upstream 404 is the customer's 404 (control: not a fault)", async () => {
     fx.upstream.on('/customers/125', { kind: 'json', status: 404, body: { error: 'not found' } });
     assertProblem(await get(`${fx.gw.url}/api/customers/125`, bearer(token)), { status: 404, code: 'HG_ERR_CUSTOMER_NOT_FOUND' });
   });
@@ -91,10 +101,14 @@ describe('hostile input: an upstream that refuses connections', () => {
       });
     });
     const fx = await startFixture();
-    const gw = await startGateway({ upstream: { url: `http://127.0.0.1:${port}`, breaker: { failures: 0 } }, auth: { jwksUrl: fx.jwks.url } }, { clock: fx.clock });
+    const gw = await startGateway(
+      { upstream: { url: `http://127.0.0.1:${port}`, breaker: { failures: 0 } }, auth: { jwksUrl: fx.jwks.url } },
+      { clock: fx.clock },
+    );
     try {
       const token = await fx.token();
-      for (let i = 0; i < 3; i++) assertProblem(await get(`${gw.url}/api/customers/${i + 1}`, bearer(token)), { status: 502, code: 'HG_ERR_UPSTREAM_BAD_GATEWAY' });
+      for (let i = 0; i < 3; i++)
+        assertProblem(await get(`${gw.url}/api/customers/${i + 1}`, bearer(token)), { status: 502, code: 'HG_ERR_UPSTREAM_BAD_GATEWAY' });
       // The same token on a gateway whose upstream is up.
       await assertStillServes(fx.gw.url, token);
     } finally {

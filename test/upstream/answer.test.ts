@@ -6,7 +6,11 @@ import { ManualClock } from '../helpers/clock.ts';
 
 const WHO = 'The upstream service';
 const clock = new ManualClock(Date.UTC(2026, 0, 1));
-const json = (body: string, headers: ResponseHeaders = {}, status = 200): Answer => ({ status, headers: { 'content-type': 'application/json', ...headers }, body: Buffer.from(body) });
+const json = (body: string, headers: ResponseHeaders = {}, status = 200): Answer => ({
+  status,
+  headers: { 'content-type': 'application/json', ...headers },
+  body: Buffer.from(body),
+});
 const same = (value: unknown): unknown => value;
 
 /** How an upstream's answer is decoded: what is read, what is refused, and what the cache is told. */
@@ -32,7 +36,13 @@ describe("decoding an upstream's answer", () => {
 
   test('a 200 is decoded with its freshness, Age and ETag; a 404 is not found', () => {
     const result = readResult(json('{"id":1}', { 'cache-control': 'max-age=60', age: '5', etag: 'W/"v1"' }), same, WHO, clock);
-    assert.deepEqual(result, { found: true, value: { id: 1 }, freshness: { noStore: false, maxAgeSeconds: 60, staleAllowed: true }, ageSeconds: 5, etag: 'W/"v1"' });
+    assert.deepEqual(result, {
+      found: true,
+      value: { id: 1 },
+      freshness: { noStore: false, maxAgeSeconds: 60, staleAllowed: true },
+      ageSeconds: 5,
+      etag: 'W/"v1"',
+    });
     assert.deepEqual(readResult(json('', {}, 404), same, WHO, clock), { found: false });
   });
 
@@ -54,7 +64,10 @@ describe("decoding an upstream's answer", () => {
 
   test('another status, a body that is not JSON, invalid JSON or a body over the limit is a 502 naming the service', () => {
     const refused = (res: Answer, detail: RegExp): void =>
-      assert.throws(() => readResult(res, same, WHO, clock), (err: { code?: string; detail?: string }) => err.code === 'HG_ERR_UPSTREAM_BAD_GATEWAY' && detail.test(err.detail ?? ''));
+      assert.throws(
+        () => readResult(res, same, WHO, clock),
+        (err: { code?: string; detail?: string }) => err.code === 'HG_ERR_UPSTREAM_BAD_GATEWAY' && detail.test(err.detail ?? ''),
+      );
     refused(json('{}', {}, 500), /^The upstream service answered with status 500\.$/);
     refused({ status: 200, headers: { 'content-type': 'text/html' }, body: Buffer.from('<p>') }, /a body that is not JSON/);
     refused(json('{"id":'), /invalid JSON/);
@@ -65,9 +78,14 @@ describe("decoding an upstream's answer", () => {
     const wrong = new Error('not a record');
     assert.throws(
       () =>
-        readResult(json('{}'), () => {
-          throw wrong;
-        }, WHO, clock),
+        readResult(
+          json('{}'),
+          () => {
+            throw wrong;
+          },
+          WHO,
+          clock,
+        ),
       (err) => err === wrong,
     );
   });
@@ -81,13 +99,23 @@ describe("decoding an upstream's answer", () => {
       unreadable: null,
       problem: false,
     });
-    const problem = writeResult({ status: 422, headers: { 'content-type': 'application/problem+json; charset=utf-8' }, body: Buffer.from('{"detail":"no"}') }, 100, clock);
+    const problem = writeResult(
+      { status: 422, headers: { 'content-type': 'application/problem+json; charset=utf-8' }, body: Buffer.from('{"detail":"no"}') },
+      100,
+      clock,
+    );
     assert.equal(problem.problem, true);
     assert.deepEqual(problem.json, { detail: 'no' });
     const none = writeResult({ status: 204, headers: {}, body: null }, 100, clock);
     assert.equal(none.json, undefined);
     // The upstream made the change whatever its body: a body that cannot be read is said, not thrown.
-    assert.match(String(writeResult({ status: 201, headers: { 'content-type': 'application/json' }, body: null }, 100, clock).unreadable), /larger than allowed/);
-    assert.match(String(writeResult({ status: 201, headers: { 'content-type': 'application/json' }, body: Buffer.from('{"id":') }, 100, clock).unreadable), /not valid JSON/);
+    assert.match(
+      String(writeResult({ status: 201, headers: { 'content-type': 'application/json' }, body: null }, 100, clock).unreadable),
+      /larger than allowed/,
+    );
+    assert.match(
+      String(writeResult({ status: 201, headers: { 'content-type': 'application/json' }, body: Buffer.from('{"id":') }, 100, clock).unreadable),
+      /not valid JSON/,
+    );
   });
 });

@@ -54,11 +54,18 @@ describe('the upstream circuit breaker in a gateway', () => {
     fx.upstream.reset();
     fx.upstream.on('*', { kind: 'wait', until: held.promise, then: { kind: 'json', body: { id: 0, name: 'x', status: 'y' } } });
     const probeId = fresh();
-    fx.upstream.on(`/customers/${probeId}`, { kind: 'wait', until: held.promise, then: { kind: 'json', body: { id: probeId, name: 'Probe', status: 'active' } } });
+    fx.upstream.on(`/customers/${probeId}`, {
+      kind: 'wait',
+      until: held.promise,
+      then: { kind: 'json', body: { id: probeId, name: 'Probe', status: 'active' } },
+    });
     const probe = read(probeId);
     await waitFor(() => fx.upstream.hits() === 1, 'the probe to reach the upstream');
     const others = await Promise.all(Array.from({ length: 10 }, () => read(fresh())));
-    assert.ok(others.every((r) => r.status === 503 && r.headers['retry-after'] === '1'), 'misses during the probe fail fast');
+    assert.ok(
+      others.every((r) => r.status === 503 && r.headers['retry-after'] === '1'),
+      'misses during the probe fail fast',
+    );
     assert.equal(fx.upstream.hits(), 1, 'exactly one probe reached the upstream');
     held.open();
     assert.equal((await probe).status, 200);

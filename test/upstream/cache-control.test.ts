@@ -71,7 +71,15 @@ describe('upstream Cache-Control: max-age and s-maxage', () => {
 });
 
 describe('upstream Cache-Control: storing and serving stale', () => {
-  for (const value of ['no-store', 'private', 'private="set-cookie"', 'private="set-cookie, x-user"', 'no-cache', 'no-cache="set-cookie"', 'PRIVATE, max-age=60']) {
+  for (const value of [
+    'no-store',
+    'private',
+    'private="set-cookie"',
+    'private="set-cookie, x-user"',
+    'no-cache',
+    'no-cache="set-cookie"',
+    'PRIVATE, max-age=60',
+  ]) {
     test(`${value} is not stored by this shared cache`, () => {
       assert.equal(freshnessOf({ 'cache-control': value }, NOW).noStore, true);
     });

@@ -21,7 +21,10 @@ describe('a closed upstream client', () => {
   test('closed before its first request, it refuses a later one without reaching the upstream', async () => {
     const client = new UpstreamClient(configWith({}).upstream, upstream.url);
     await client.close();
-    await assert.rejects(client.getJson('/customers/1', undefined, (json) => json), (err: unknown) => err instanceof HgError && err.code === 'HG_ERR_UPSTREAM_BAD_GATEWAY');
+    await assert.rejects(
+      client.getJson('/customers/1', undefined, (json) => json),
+      (err: unknown) => err instanceof HgError && err.code === 'HG_ERR_UPSTREAM_BAD_GATEWAY',
+    );
     assert.equal(upstream.requests.length, 0);
   });
 });

@@ -15,7 +15,8 @@ describe('an answer whose dropped body fails after its head', () => {
   let fx: Fixture;
   let reader: Record<string, string>;
   let writer: Record<string, string>;
-  const outcomes = async (outcome: string): Promise<number> => sample(await fx.gw.gateway.metrics.text(), 'hypergate_upstream_requests_total', { outcome }) ?? 0;
+  const outcomes = async (outcome: string): Promise<number> =>
+    sample(await fx.gw.gateway.metrics.text(), 'hypergate_upstream_requests_total', { outcome }) ?? 0;
 
   before(async () => {
     // The breaker is off: each test reads the outcome each attempt was counted as.

@@ -25,7 +25,8 @@ describe('forwarded claims: one encoding, and a value that cannot be sent refuse
     const at = fx.upstream.paths.indexOf(`/customers/${id}`);
     return { answer, seen: at === -1 ? undefined : fx.upstream.headersSeen[at]?.['x-name'], asked: at !== -1 };
   };
-  const breakerState = async (): Promise<number | undefined> => sample(await fx.gw.gateway.metrics.text(), 'hypergate_upstream_breaker_state', { service: 'upstream' });
+  const breakerState = async (): Promise<number | undefined> =>
+    sample(await fx.gw.gateway.metrics.text(), 'hypergate_upstream_breaker_state', { service: 'upstream' });
 
   test('values outside visible ASCII reach the upstream percent-encoded as UTF-8; visible ASCII goes as it is', async () => {
     const cases: [unknown, string][] = [

@@ -20,14 +20,19 @@ describe('the headers an upstream request carries', () => {
     after(() => fx.close());
     const writer = bearer(await fx.token({ claims: { scope: 'customers:read customers:write' } }));
     fx.upstream.on('POST /customers', { kind: 'json', status: 201, body: { id: 900, name: 'New', status: 'active' } });
-    const res = await send(`${fx.gw.url}/api/customers`, 'POST', { ...writer, 'content-type': 'application/json', 'idempotency-key': '"k-1"' }, '{"name":"New","status":"active"}');
+    const res = await send(
+      `${fx.gw.url}/api/customers`,
+      'POST',
+      { ...writer, 'content-type': 'application/json', 'idempotency-key': '"k-1"' },
+      '{"name":"New","status":"active"}',
+    );
     assert.equal(res.status, 201);
     assert.equal(fx.upstream.headersSeen[0]?.['idempotency-key'], '"k-1"');
     assert.equal((await get(`${fx.gw.url}/api/customers/7`, writer)).status, 200);
     assert.equal(fx.upstream.headersSeen[1]?.['idempotency-key'], 'configured');
   });
 
-  test('two forwardClaims entries that name one header in different case send it once, with the last one\'s claim', async () => {
+  test("two forwardClaims entries that name one header in different case send it once, with the last one's claim", async () => {
     const fx = await startFixture({ upstream: { forwardClaims: { 'X-Who': 'sub', 'x-who': 'tenant' } } });
     after(() => fx.close());
     const token = await fx.token({ claims: { sub: 'alice', tenant: 'acme' } });
@@ -55,11 +60,28 @@ describe('assembling the headers of a request to a service', () => {
     const claims = new ClaimTable(['sub', 'tenant']);
     const plain = new RequestHeaders(service({}), claims, {});
     assert.deepEqual(plain.of({ ...call, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'a=1' }), [
-      'accept', 'application/json', 'x-request-id', 'req-1',
-      'traceparent', '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'tracestate', 'a=1',
+      'accept',
+      'application/json',
+      'x-request-id',
+      'req-1',
+      'traceparent',
+      '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      'tracestate',
+      'a=1',
     ]);
     const forwarding = new RequestHeaders(service({ forwardAuthorization: true, forwardClaims: { 'X-Who': 'sub', 'X-Org': 'tenant' } }), claims, {});
-    assert.deepEqual(forwarding.of(call), ['accept', 'application/json', 'x-request-id', 'req-1', 'authorization', 'Bearer abc', 'x-who', 'alice', 'x-org', 'acme']);
+    assert.deepEqual(forwarding.of(call), [
+      'accept',
+      'application/json',
+      'x-request-id',
+      'req-1',
+      'authorization',
+      'Bearer abc',
+      'x-who',
+      'alice',
+      'x-org',
+      'acme',
+    ]);
   });
 
   test('a claim the token does not have sends no header', () => {
