@@ -82,6 +82,16 @@ describe("a write's body as it arrives", () => {
     assert.deepEqual(writesSent(), []);
   });
 
+  // Regression, found by the request-path fuzzer: an empty Transfer-Encoding was a 501, as if it
+  // named a coding the gateway does not know.
+  test('an empty Transfer-Encoding is a 400 problem, and nothing is sent', async () => {
+    const res = await rawAnswer(fx.gw.port, `${post('Transfer-Encoding: \r\nConnection: close\r\n')}\r\n`);
+    assert.equal(res.status, 400, res.text);
+    assert.equal(res.headers['content-type'], 'application/problem+json');
+    assert.match((JSON.parse(res.text) as { detail: string }).detail, /Transfer-Encoding/);
+    assert.deepEqual(writesSent(), []);
+  });
+
   test('chunked alone, in any case, is taken', async () => {
     for (const coding of ['chunked', 'Chunked']) {
       const res = await rawAnswer(fx.gw.port, `${post(`Transfer-Encoding: ${coding}\r\nConnection: close\r\n`)}\r\n${chunked(RECORD)}`);
