@@ -1,6 +1,7 @@
 import cluster from 'node:cluster';
 import { implicitVaryNotes } from './config/vary.ts';
 import { resolveKeySource, KeySourceError } from './auth/keys.ts';
+import { isDevAuth } from './config/embedded-sample.ts';
 import { parseArgs } from './lib/cli-args.ts';
 import { mergeConfig } from './config/load.ts';
 import type { Config } from './config/types.ts';
@@ -48,7 +49,7 @@ async function checkConfig(source: ConfigSource): Promise<never> {
   }
   const { auth } = config;
   let warning: string | null = null;
-  if (auth.jwksUrl ?? auth.jwksFile ?? auth.publicKeyFile ?? auth.secret) {
+  if (!isDevAuth(auth)) {
     try {
       const keys = (await resolveKeySource(auth)).remote;
       await keys?.refresh();

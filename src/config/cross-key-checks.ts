@@ -1,4 +1,5 @@
 import { isAddressOrRange } from '../lib/ip-range.ts';
+import { defaultServiceReaders, isDevAuth, KEY_SOURCE_KEYS } from './embedded-sample.ts';
 import type { Problems } from './problems.ts';
 import { checkServices, headerValueOf } from './service-checks.ts';
 import type { Config } from './types.ts';
@@ -37,7 +38,7 @@ export function checkAcrossKeys(config: Config, problems: Problems, env: NodeJS.
       `must not exceed ${problems.name('server.requestTimeoutMs')} (${server.requestTimeoutMs}), got ${server.headersTimeoutMs}`,
     );
   }
-  const sources = (['jwksUrl', 'jwksFile', 'publicKeyFile', 'secret'] as const).filter((k) => auth[k] !== null);
+  const sources = KEY_SOURCE_KEYS.filter((k) => auth[k] !== null);
   if (sources.length > 1) {
     problems.add('auth', `set only one key source, got ${sources.map((s) => problems.name(`auth.${s}`)).join(' and ')}`);
   }
@@ -49,6 +50,14 @@ export function checkAcrossKeys(config: Config, problems: Problems, env: NodeJS.
     if (Buffer.byteLength(auth.secret) < 32) problems.add('auth.secret', 'expected at least 32 bytes (RFC 7518 section 3.2)');
   } else if (hmac.length > 0) {
     problems.add('auth.algorithms', `${hmac.join(', ')} needs auth.secret; public keys never verify HMAC tokens`);
+  }
+  // The embedded sample service stands in for an unset upstream.url in dev auth mode only (embedded-sample.ts).
+  const readers = defaultServiceReaders(config);
+  if (config.upstream.url === null && !isDevAuth(auth) && readers.length > 0) {
+    problems.add(
+      'upstream.url',
+      `not set, but ${readers.join(', ')} read from the default service; set it (HYPERGATE_UPSTREAM_URL) to that service's base URL (the embedded sample service runs only in dev auth mode, with no key source configured)`,
+    );
   }
   if (/\s/.test(auth.requiredScope)) problems.add('auth.requiredScope', 'expected a single scope without spaces');
   if (/\s/.test(config.admin.scope)) problems.add('admin.scope', 'expected a single scope without spaces');

@@ -62,12 +62,12 @@ const SERVICE_KEYS = {
   }),
 } as const;
 
-/** The `upstream` section: the default service, named "upstream"; no url starts the embedded sample. */
+/** The `upstream` section: the default service, named "upstream"; no url starts the embedded sample in dev auth mode (embedded-sample.ts). */
 export const DEFAULT_SERVICE = section({
   url: url({
     nullable: true,
     default: null,
-    doc: 'Base URL of the default upstream service, named `upstream` (the shipped resources read `GET <url>/customers/<id>`). `null` starts the embedded sample service.',
+    doc: 'Base URL of the default upstream service, named `upstream` (the shipped resources read `GET <url>/customers/<id>`). `null` in dev auth mode (no key source) starts the embedded sample service when a resource reads from this one; with a key source configured it must be set whenever a resource does (else a config problem).',
   }),
   ...SERVICE_KEYS,
 });

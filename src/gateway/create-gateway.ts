@@ -23,6 +23,7 @@ import { silentLogger, type Logger } from '../observability/logger.ts';
 import { Metrics } from '../observability/metrics.ts';
 import { RequestIds } from '../observability/request-id.ts';
 import { startSampleUpstream, type SampleUpstream } from '../sample-upstream/server.ts';
+import { runsEmbeddedSample } from '../config/embedded-sample.ts';
 import { createSharedState } from '../cluster/create.ts';
 import type { SharedState } from '../cluster/shared-state.ts';
 
@@ -60,8 +61,11 @@ export interface Gateway {
   /** The config in force (it changes on reload). */
   readonly config: Config;
   readonly keySource: KeySource;
-  /** The upstream in use: the configured one, or the embedded sample service's loopback URL. */
-  readonly upstreamUrl: string;
+  /**
+   * The default service's base URL: the configured one, or the embedded sample service's loopback
+   * URL; null when it is unset and no resource reads from it.
+   */
+  readonly upstreamUrl: string | null;
   readonly embeddedUpstream: boolean;
   readonly cache: ResponseCache;
   readonly verifier: TokenVerifier;
@@ -108,7 +112,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
 
   const clock = deps.clock ?? systemClock;
   let sample: SampleUpstream | null = null;
-  if (initial.upstream.url === null) sample = await startSampleUpstream(initial.sampleUpstream.customers);
+  if (runsEmbeddedSample(initial)) sample = await startSampleUpstream(initial.sampleUpstream.customers);
   // Made once, from the config the gateway starts with (redis.* needs a restart); never waits for Redis.
   const shared = createSharedState(initial, clock, logger, metrics);
   const parts: PipelineParts = {
@@ -117,7 +121,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     metrics,
     ids: new RequestIds(),
     drainState,
-    upstreamUrlOf: (config) => config.upstream.url ?? (sample as SampleUpstream).url,
+    upstreamUrlOf: (config) => config.upstream.url ?? sample?.url ?? null,
     shared,
     tunnels: new Set(),
     cursorKey: deps.cursorKey ?? randomBytes(32),
@@ -153,7 +157,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
 
   async function reload(next: Config): Promise<ReloadResult> {
     const previous = current;
-    if (sample === null && next.upstream.url === null) {
+    if (sample === null && runsEmbeddedSample(next)) {
       throw new ConfigError(['upstream.url: cannot switch to the embedded sample upstream on reload; restart instead']);
     }
     const pipeline = await buildPipeline(next, previous, parts);

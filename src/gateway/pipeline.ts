@@ -64,8 +64,11 @@ export interface PipelineParts {
   readonly metrics: Metrics;
   readonly ids: RequestIds;
   readonly drainState: DrainState;
-  /** The default service's base URL a config means (the embedded sample service's when upstream.url is null). */
-  readonly upstreamUrlOf: (config: Config) => string;
+  /**
+   * The default service's base URL a config means (the embedded sample service's when upstream.url
+   * is null and it runs); null when unset and no resource reads from it.
+   */
+  readonly upstreamUrlOf: (config: Config) => string | null;
   /** What instances share; made once, from the config the gateway started with. */
   readonly shared: SharedState;
   /** The client sockets of open WebSocket tunnels, whichever pipeline opened them: a shutdown cuts them. */
@@ -95,7 +98,7 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
     sameValue(previous.config.upstreams, config.upstreams) &&
     upstreamUrlOf(previous.config) === upstreamUrlOf(config);
   const cache = renderedAlike ? previous.cache : new ResponseCache(config.cache, metrics.cache);
-  const urlOf = (name: string, service: UpstreamConfig): string => (name === 'upstream' ? upstreamUrlOf(config) : (service.url as string));
+  const urlOf = (name: string, service: UpstreamConfig): string | null => (name === 'upstream' ? upstreamUrlOf(config) : service.url);
   const services = UpstreamServices.build(config, previous?.services ?? null, urlOf, metrics, clock, claims);
   const realm = credentialRealm(config.auth);
   // The buckets survive a reload that leaves rateLimit and the realm as they were, so a reload resets no client's limit.

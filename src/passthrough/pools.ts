@@ -97,7 +97,7 @@ export class PassthroughServices {
   static build(
     config: Config,
     services: UpstreamServices,
-    urlOf: (name: string, service: UpstreamConfig) => string,
+    urlOf: (name: string, service: UpstreamConfig) => string | null,
     claims: ClaimTable,
     previous: PassthroughServices | null,
   ): PassthroughServices {
@@ -106,6 +106,8 @@ export class PassthroughServices {
     for (const [name, service] of servicesOf(config)) {
       if (!used.has(name)) continue;
       const url = urlOf(name, service);
+      // A service a route uses has a URL (config validation: embedded-sample.ts).
+      if (url === null) continue;
       const key = JSON.stringify([service, url, claims.names]);
       const old = previous === null ? undefined : previous.#built.get(name);
       const breaker = services.get(name).breaker;

@@ -8,6 +8,7 @@ import { authorize } from '../auth/authenticate.ts';
 import { loadOrCreateDevKeys } from '../auth/dev-keys.ts';
 import { systemClock } from '../lib/clock.ts';
 import type { Config } from '../config/types.ts';
+import { isDevAuth, runsEmbeddedSample } from '../config/embedded-sample.ts';
 import { HgError } from '../lib/errors.ts';
 import { buildAuth, type AuthDeps } from '../gateway/auth.ts';
 import { changedKeys, Reloader, restartRequired } from '../gateway/reload.ts';
@@ -66,8 +67,7 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
   let config = initial;
   const count = workerCount(config);
   // Dev mode: make the key pair once, before workers race to create it.
-  const anyKeySource = config.auth.jwksUrl ?? config.auth.jwksFile ?? config.auth.publicKeyFile ?? config.auth.secret;
-  if (anyKeySource === null) await loadOrCreateDevKeys(config.auth.devKeyDir);
+  if (isDevAuth(config.auth)) await loadOrCreateDevKeys(config.auth.devKeyDir);
 
   // The admin listener's own verifier (the workers verify the public API's tokens), built like theirs.
   const authDeps: AuthDeps = {
@@ -125,7 +125,7 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
   const applyEverywhere = async (next: Config): Promise<ReloadResult> => {
     const nextAuth = await buildAuth(next, { config, ...auth }, authDeps);
     const changed = changedKeys(config, next);
-    const restart = restartRequired(config, next, initial, initial.upstream.url === null);
+    const restart = restartRequired(config, next, initial, runsEmbeddedSample(initial));
     auth = nextAuth;
     config = next;
     const workers = await reloadWorkers(live(), questions, IPC_TIMEOUT_MS, logger);

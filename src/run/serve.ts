@@ -185,7 +185,9 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
       port: admin.port,
     });
   // Printed URLs never carry credentials (README "Configuration"), whatever a key will allow.
-  logger.info(`upstream ${redactUrl(gateway.upstreamUrl)}${gateway.embeddedUpstream ? ' (embedded sample customer service)' : ''}`, { event: 'upstream' });
+  const upstreamUrl = gateway.upstreamUrl;
+  if (upstreamUrl === null) logger.info('upstream not set (no resource reads from the default service)', { event: 'upstream' });
+  else logger.info(`upstream ${redactUrl(upstreamUrl)}${gateway.embeddedUpstream ? ' (embedded sample customer service)' : ''}`, { event: 'upstream' });
   for (const [name, service] of Object.entries(gateway.config.upstreams)) {
     logger.info(`upstream ${name} ${service.url === null ? '(no url)' : redactUrl(service.url)}`, { event: 'upstream', service: name });
   }

@@ -24,10 +24,14 @@ export class UpstreamServices {
     this.#built = built;
   }
 
+  /**
+   * `urlOf` gives each service's base URL; a service without one (the default service left unset
+   * while no resource reads from it: config validation checks that) gets no client.
+   */
   static build(
     config: Config,
     previous: UpstreamServices | null,
-    urlOf: (name: string, service: UpstreamConfig) => string,
+    urlOf: (name: string, service: UpstreamConfig) => string | null,
     observer: UpstreamObserver,
     clock: Clock,
     claims: ClaimTable,
@@ -35,6 +39,7 @@ export class UpstreamServices {
     const built = new Map<string, Built>();
     for (const [name, service] of servicesOf(config)) {
       const url = urlOf(name, service);
+      if (url === null) continue;
       const trustProxy = service.forwarded ? config.server.trustProxy : [];
       const settings = [service, url, claims.names, trustProxy];
       const old = previous === null ? undefined : previous.#built.get(name);

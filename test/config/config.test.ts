@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { readDefaults } from '../../src/config/load.ts';
-import { problemsOf } from '../helpers/config.ts';
+import { problemsOf, SOME_UPSTREAM as UPSTREAM } from '../helpers/config.ts';
 import { configWith, loadConfig } from '../../src/gateway/load-config.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hypergate-config-'));
@@ -81,13 +81,13 @@ describe('configuration', () => {
   });
 
   test('two key sources at once are refused', () => {
-    const problems = problemsOf(() => configWith({ auth: { jwksUrl: 'https://idp.example/jwks', jwksFile: '/etc/jwks.json' } }));
+    const problems = problemsOf(() => configWith({ upstream: UPSTREAM, auth: { jwksUrl: 'https://idp.example/jwks', jwksFile: '/etc/jwks.json' } }));
     assert.deepEqual(problems, ['auth: set only one key source, got auth.jwksUrl and auth.jwksFile']);
   });
 
   test('auth.secret needs an HS algorithm listed, and HS algorithms need a secret', () => {
     assert.deepEqual(
-      problemsOf(() => configWith({ auth: { secret: 'x'.repeat(40) } })),
+      problemsOf(() => configWith({ upstream: UPSTREAM, auth: { secret: 'x'.repeat(40) } })),
       ['auth.secret: requires auth.algorithms to list HS256, HS384 or HS512'],
     );
     assert.deepEqual(
@@ -95,12 +95,12 @@ describe('configuration', () => {
       ['auth.algorithms: HS256 needs auth.secret; public keys never verify HMAC tokens'],
     );
     assert.ok(
-      problemsOf(() => configWith({ auth: { secret: 'short', algorithms: ['HS256'] } })).includes(
+      problemsOf(() => configWith({ upstream: UPSTREAM, auth: { secret: 'short', algorithms: ['HS256'] } })).includes(
         'auth.secret: expected at least 32 bytes (RFC 7518 section 3.2)',
       ),
     );
     assert.ok(
-      problemsOf(() => configWith({ auth: { secret: 'x'.repeat(40), algorithms: ['HS256', 'ES256'] } })).includes(
+      problemsOf(() => configWith({ upstream: UPSTREAM, auth: { secret: 'x'.repeat(40), algorithms: ['HS256', 'ES256'] } })).includes(
         'auth.algorithms: with auth.secret only HS256, HS384 and HS512 are allowed',
       ),
     );
@@ -116,7 +116,7 @@ describe('configuration', () => {
   test('relative key file paths resolve against the config file folder, not the cwd', () => {
     const sub = join(dir, 'etc');
     mkdirSync(sub, { recursive: true });
-    const config = loadConfig({ file: writeConfig('etc/gateway.json', { auth: { jwksFile: 'keys/jwks.json' } }) });
+    const config = loadConfig({ file: writeConfig('etc/gateway.json', { upstream: UPSTREAM, auth: { jwksFile: 'keys/jwks.json' } }) });
     assert.equal(config.auth.jwksFile, join(sub, 'keys/jwks.json'));
   });
 

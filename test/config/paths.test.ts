@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { CONFIG_SCHEMA, type Rule } from '../../src/config/schema.ts';
+import { SOME_UPSTREAM } from '../helpers/config.ts';
 import { documentedConfigRows } from '../helpers/config-table.ts';
 import { loadConfig } from '../../src/gateway/load-config.ts';
 
@@ -49,7 +50,7 @@ describe('path keys', () => {
     assert.ok(marked.length > 0);
     for (const key of marked) {
       const file = join(dir, 'etc', `${key}.json`);
-      writeFileSync(file, JSON.stringify(nested(key, 'keys/here')));
+      writeFileSync(file, JSON.stringify({ upstream: SOME_UPSTREAM, ...(nested(key, 'keys/here') as object) }));
       assert.equal(valueAt(loadConfig({ file }), key), join(dir, 'etc', 'keys/here'), key);
     }
   });

@@ -24,3 +24,9 @@ export function problemsOf(fn: () => unknown): readonly string[] {
   if (problems === null) assert.fail('expected a ConfigError');
   return problems;
 }
+
+/**
+ * An upstream section for configs that name a key source but test something else: with a key
+ * source, a resource on the default service needs upstream.url (nothing listens on port 9).
+ */
+export const SOME_UPSTREAM = { url: 'http://127.0.0.1:9' } as const;

@@ -9,6 +9,7 @@ import { PROJECT_ROOT } from '../../src/config/load.ts';
 import { get } from '../helpers/gateway.ts';
 import { freePort } from '../helpers/main-process.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { SOME_UPSTREAM } from '../helpers/config.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hypergate-stdout-file-'));
 // Removed once every test of the file has run.
@@ -20,7 +21,7 @@ describe('a process whose stdout is a file', () => {
     const config = join(dir, 'config.json');
     writeFileSync(
       config,
-      JSON.stringify({ server: { port }, admin: { port: null }, auth: { secret: 'f'.repeat(64), algorithms: ['HS256'] }, sampleUpstream: { customers: 10 } }),
+      JSON.stringify({ server: { port }, admin: { port: null }, upstream: SOME_UPSTREAM, auth: { secret: 'f'.repeat(64), algorithms: ['HS256'] } }),
     );
     const logFile = join(dir, 'out.log');
     const fd = openSync(logFile, 'w');

@@ -8,6 +8,7 @@ import { request } from 'undici';
 import { startMain, type LogRecord, type MainProcess, type StdoutKind } from '../helpers/main-process.ts';
 import { sample } from '../helpers/metrics.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { SOME_UPSTREAM } from '../helpers/config.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hypergate-stalled-'));
 // Removed once every test of the file has run.
@@ -37,8 +38,8 @@ async function start(t: { after(fn: () => unknown): void }, workers: number, max
     JSON.stringify({
       server: { port: 0, workers },
       admin: { port: 0 },
+      upstream: SOME_UPSTREAM,
       auth: { secret: randomBytes(32).toString('hex'), algorithms: ['HS256'] },
-      sampleUpstream: { customers: 10 },
       log: { maxBufferBytes },
     }),
   );

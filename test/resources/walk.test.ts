@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get } from '../helpers/gateway.ts';
+import { startSampleUpstream, type SampleUpstream } from '../../src/sample-upstream/server.ts';
 
 /**
  * A generic hypermedia client: it knows the root URL and the two formats' link conventions, and
@@ -45,6 +46,7 @@ for (const [name, format] of [
 ] as const) {
   describe(`walking the API from its root in ${name}`, () => {
     let fx: Fixture;
+    let sample: SampleUpstream;
     let token: string;
     let visited: { href: string; text: string; self: string }[] = [];
 
@@ -67,11 +69,15 @@ for (const [name, format] of [
     }
 
     before(async () => {
-      // The embedded sample service, so the walk also covers its collection and orders.
-      fx = await startFixture({ upstream: { url: null }, sampleUpstream: { customers: 50 } });
+      // The sample service (embedded in dev auth mode), so the walk also covers its collection and orders.
+      sample = await startSampleUpstream(50);
+      fx = await startFixture({ upstream: { url: sample.url } });
       token = await fx.token();
     });
-    after(() => fx.close());
+    after(async () => {
+      await fx.close();
+      await sample.close();
+    });
 
     test('from GET /api, links alone reach a customer page, a customer, its orders and one order, and every self round-trips', async () => {
       visited = [];

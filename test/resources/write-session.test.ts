@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, type HttpAnswer } from '../helpers/gateway.ts';
+import { startSampleUpstream, type SampleUpstream } from '../../src/sample-upstream/server.ts';
 
 async function call(url: string, method: string, headers: Record<string, string> = {}, body?: string): Promise<HttpAnswer> {
   const res = await request(url, { method: method as 'GET', headers, body });
@@ -16,15 +17,20 @@ async function call(url: string, method: string, headers: Record<string, string>
  */
 describe('a client walks from /api to a customer, changes it, and never reads an older version back', () => {
   let fx: Fixture;
+  let sample: SampleUpstream;
   let token: Record<string, string>;
   const url = (path: string): string => `${fx.gw.url}${path}`;
 
   before(async () => {
-    // upstream.url null: the embedded sample customer service, which takes writes.
-    fx = await startFixture({ upstream: { url: null }, sampleUpstream: { customers: 50 } });
+    // The sample customer service (embedded in dev auth mode), which takes writes.
+    sample = await startSampleUpstream(50);
+    fx = await startFixture({ upstream: { url: sample.url } });
     token = bearer(await fx.token({ claims: { scope: 'customers:read customers:write' } }));
   });
-  after(() => fx.close());
+  after(async () => {
+    await fx.close();
+    await sample.close();
+  });
 
   test('create, read, update with If-Match, a 412 for the old version, delete, a 404', async () => {
     const root = (await call(url('/api'), 'GET', token)).json() as { links: { customers: string } };

@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from 'undici';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
+import { SOME_UPSTREAM } from '../helpers/config.ts';
 import { makeKey, signToken, startJwksServer, type JwksServer, type TestKey } from '../helpers/keys.ts';
 import { startMain, type MainProcess } from '../helpers/main-process.ts';
 import { startTestUpstream, type TestUpstream } from '../helpers/upstream.ts';
@@ -66,7 +67,7 @@ describe('npm start -- --check-config', () => {
 
   it('exits 1 for a file that is not JSON, and for a key source that cannot be read', () => {
     assert.equal(checkConfig('{ nope').status, 1);
-    const missing = checkConfig({ auth: { jwksFile: join(dir, 'absent.json') } });
+    const missing = checkConfig({ upstream: SOME_UPSTREAM, auth: { jwksFile: join(dir, 'absent.json') } });
     assert.equal(missing.status, 1);
     assert.match(missing.out, /auth\.jwksFile: cannot read/);
   });
@@ -75,7 +76,7 @@ describe('npm start -- --check-config', () => {
 describe('npm start -- --check-config with a JWKS URL', () => {
   it('fetches the JWKS: one it cannot fetch is a warning naming the URL and the cause, and the exit code stays 0', () => {
     // Nothing listens on port 9 of loopback.
-    const { status, out } = checkConfig({ auth: { jwksUrl: 'http://127.0.0.1:9/jwks.json' } });
+    const { status, out } = checkConfig({ upstream: SOME_UPSTREAM, auth: { jwksUrl: 'http://127.0.0.1:9/jwks.json' } });
     assert.equal(status, 0, out);
     assert.match(out, /configuration is valid/);
     assert.match(out, /warning: auth\.jwksUrl: could not fetch http:\/\/127\.0\.0\.1:9\/jwks\.json: connection refused/);
@@ -85,7 +86,7 @@ describe('npm start -- --check-config with a JWKS URL', () => {
     const key = await makeKey('ES256');
     const jwks = await startJwksServer([key.publicJwk]);
     try {
-      const run = checkConfigAsync({ auth: { jwksUrl: jwks.url } });
+      const run = checkConfigAsync({ upstream: SOME_UPSTREAM, auth: { jwksUrl: jwks.url } });
       const { status, out } = await run;
       assert.equal(status, 0, out);
       assert.doesNotMatch(out, /warning/);

@@ -61,7 +61,7 @@ describe('the compiled gateway', () => {
     assert.equal(ok.status, 0, ok.stderr);
     assert.match(ok.stdout, /configuration is valid/);
     const bad = join(dir, 'etc/missing-key.json');
-    writeFileSync(bad, JSON.stringify({ auth: { publicKeyFile: 'keys/absent.pem' } }));
+    writeFileSync(bad, JSON.stringify({ upstream: { url: upstream.url }, auth: { publicKeyFile: 'keys/absent.pem' } }));
     const run = spawnSync(process.execPath, [built.main, '--check-config', '--config', bad], { cwd: tmpdir(), encoding: 'utf8', timeout: 20_000 });
     assert.equal(run.status, 1);
     assert.ok(run.stderr.includes(`auth.publicKeyFile: cannot read ${join(dir, 'etc/keys/absent.pem')}`), run.stderr);

@@ -6,6 +6,7 @@ import { after, describe, test } from 'node:test';
 import { request } from 'undici';
 import { freePort, startMain } from '../helpers/main-process.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { SOME_UPSTREAM } from '../helpers/config.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hypergate-worker-log-'));
 // Removed once every test of the file has run.
@@ -20,8 +21,8 @@ describe('access lines of a cluster', () => {
       JSON.stringify({
         server: { port, workers: 2 },
         admin: { port: null },
+        upstream: SOME_UPSTREAM,
         auth: { secret: 'w'.repeat(64), algorithms: ['HS256'] },
-        sampleUpstream: { customers: 10 },
       }),
     );
     const main = startMain(['--config', file]);
