@@ -2,15 +2,21 @@ import type { IncomingMessage } from 'node:http';
 import type { Principal } from '../auth/principal.ts';
 import type { AdminInspection } from './inspection.ts';
 
+/** What /readyz answers: `reason` null when ready to take traffic (then `warnings` say what is degraded, if anything). */
+export interface ReadinessAnswer {
+  readonly reason: string | null;
+  readonly warnings: readonly string[];
+}
+
 /** What the admin listener needs from whoever runs it: one gateway, or a cluster's primary. */
 export interface AdminBackend {
-  /** null when ready to take traffic, else the reason it is not (a cluster's primary asks its workers). */
-  readiness(): string | null | Promise<string | null>;
+  /** Whether this instance should take traffic, and if not why (a cluster's primary asks its workers). */
+  readiness(): ReadinessAnswer | Promise<ReadinessAnswer>;
   metrics(): Promise<{ readonly contentType: string; readonly body: string }>;
   /** Verifies the request's bearer token (same verifier as the public API) and requires the admin scope. */
   authorize(req: IncomingMessage): Principal | Promise<Principal>;
   /**
-   * Drops what is cached for one public path (README "Admin listener"), or everything when null;
+   * Drops what is cached for one public path (docs/operations.md "Admin listener"), or everything when null;
    * rejects with a 404 HgError for a path no route answers.
    */
   purge(path: string | null): Promise<PurgeResult>;

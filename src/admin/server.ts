@@ -45,9 +45,9 @@ async function handle(backend: AdminBackend, logger: Logger, req: IncomingMessag
       return;
     case '/readyz': {
       if (!read) throw methodNotAllowed('GET, HEAD');
-      const reason = await backend.readiness();
+      const { reason, warnings } = await backend.readiness();
       if (reason !== null) throw new HgError('HG_ERR_NOT_READY', { detail: `Not ready: ${reason}.`, headers: { 'Retry-After': '1' } });
-      sendJson(res, 200, { status: 'ready' }, headOnly);
+      sendJson(res, 200, warnings.length === 0 ? { status: 'ready' } : { status: 'ready', warnings }, headOnly);
       return;
     }
     case '/metrics': {

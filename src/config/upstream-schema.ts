@@ -36,6 +36,10 @@ const SERVICE_KEYS = {
     default: false,
     doc: "Send the client's `Authorization` header on to this service. Off: the service never sees client tokens. On: its answers are cached only when they say `public`, `s-maxage` or `must-revalidate` (see [Caching](caching.md#entries-and-freshness)), and its resources are cached per token subject unless they declare `vary` or `sharedAcrossIdentities` ([Identity-aware caching](caching.md#identity-aware-caching)).",
   }),
+  critical: boolean({
+    default: false,
+    doc: "Whether this service's open circuit breaker makes `/readyz` answer 503, taking the instance out of a load balancer's rotation. `false`: the instance stays ready (its cached answers and other services still serve; every instance would be taken out alike) and the 200 body of `/readyz` names the failing service. See [Readiness](operations.md#readiness).",
+  }),
   headers: map(headerValue(), {
     default: {},
     doc: 'Fixed headers added to every request to this service: name → value, or name → `{"env": "VARIABLE"}` to read the value from the environment at start (secrets stay out of the file and out of every log and error). Names are checked at start; the gateway\'s own headers (`Host`, `Content-Length`, `X-Request-Id`, `traceparent`, `Authorization`, ...) cannot be set.',

@@ -80,6 +80,8 @@ export interface Gateway {
   adminAddress(): AddressInfo | null;
   /** null when ready, else why not (the body of /readyz). */
   readiness(): string | null;
+  /** What a ready /readyz says besides "ready": stale signing keys, failing services not marked critical. */
+  readinessWarnings(): string[];
   /** The hook for other parts (e.g. a circuit breaker) to hold readiness back. */
   addReadinessCheck(name: string, check: ReadinessCheck): void;
   /**
@@ -187,7 +189,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
   const reloadFromSource = (): Promise<ReloadResult> => reloader.run();
 
   const backend: AdminBackend = {
-    readiness: () => readiness.reason(),
+    readiness: () => ({ reason: readiness.reason(), warnings: readiness.warnings() }),
     metrics: async () => ({ contentType: metrics.contentType, body: await metrics.text() }),
     authorize: (req) => authorize(req, { verifier: current.verifier, auth: current.config.auth }, current.config.admin.scope),
     purge,
@@ -242,6 +244,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     },
     adminAddress: () => (adminServer?.listening ? (adminServer.address() as AddressInfo) : null),
     readiness: () => readiness.reason(),
+    readinessWarnings: () => readiness.warnings(),
     addReadinessCheck: (name, check) => readiness.addCheck(name, check),
     purge,
     reload,

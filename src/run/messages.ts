@@ -17,7 +17,7 @@ export type WorkerMessage =
     }
   /** purged null: no route has this path (the primary answers 404); instances as in PurgeResult. */
   | { readonly type: 'purged'; readonly seq: number; readonly purged: number | null; readonly instances?: number | null }
-  | { readonly type: 'readiness'; readonly seq: number; readonly reason: string | null };
+  | { readonly type: 'readiness'; readonly seq: number; readonly reason: string | null; readonly warnings: readonly string[] };
 
 /**
  * The environment variable a cluster primary gives each worker the key that seals paging cursors

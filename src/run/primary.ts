@@ -2,7 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { AggregatorRegistry } from 'prom-client';
-import type { AdminBackend, ReloadResult } from '../admin/backend.ts';
+import type { AdminBackend, ReadinessAnswer, ReloadResult } from '../admin/backend.ts';
 import { createAdminServer, listenAdmin } from '../admin/server.ts';
 import { authorize } from '../auth/authenticate.ts';
 import { loadOrCreateDevKeys } from '../auth/dev-keys.ts';
@@ -45,15 +45,17 @@ interface Slot {
   failures: number;
 }
 
-/** null when the worker in this slot is ready to serve, else which worker and why not. */
-async function workerReadiness(slot: Slot, index: number, questions: WorkerQuestions): Promise<string | null> {
+/** Whether the worker in this slot is ready to serve, else which worker and why not; its warnings named by worker. */
+async function workerReadiness(slot: Slot, index: number, questions: WorkerQuestions): Promise<ReadinessAnswer> {
   const { worker } = slot;
-  if (worker === null) return `worker slot ${index + 1}: no worker running (it is being restarted)`;
+  const notReady = (reason: string): ReadinessAnswer => ({ reason, warnings: [] });
+  if (worker === null) return notReady(`worker slot ${index + 1}: no worker running (it is being restarted)`);
   const name = `worker ${worker.id} (pid ${worker.process.pid})`;
-  if (!slot.ready) return `${name}: starting`;
+  if (!slot.ready) return notReady(`${name}: starting`);
   const answer = await questions.ask(worker, (seq) => ({ type: 'readiness', seq }), READINESS_TIMEOUT_MS);
-  if (answer === null) return `${name}: no answer within ${READINESS_TIMEOUT_MS} ms`;
-  return answer.type === 'readiness' && answer.reason !== null ? `${name}: ${answer.reason}` : null;
+  if (answer === null) return notReady(`${name}: no answer within ${READINESS_TIMEOUT_MS} ms`);
+  if (answer.type !== 'readiness') return { reason: null, warnings: [] };
+  return { reason: answer.reason === null ? null : `${name}: ${answer.reason}`, warnings: answer.warnings.map((w) => `${name}: ${w}`) };
 }
 
 /**
@@ -137,10 +139,10 @@ export async function runPrimary(initial: Config, source: ConfigSource, logger: 
   const aggregator = new AggregatorRegistry();
   const backend: AdminBackend = {
     readiness: async () => {
-      if (stopping) return 'shutting down';
-      const reasons = await Promise.all(slots.map((slot, index) => workerReadiness(slot, index, questions)));
-      const notReady = reasons.filter((reason) => reason !== null);
-      return notReady.length === 0 ? null : notReady.join('; ');
+      if (stopping) return { reason: 'shutting down', warnings: [] };
+      const answers = await Promise.all(slots.map((slot, index) => workerReadiness(slot, index, questions)));
+      const notReady = answers.flatMap((a) => (a.reason === null ? [] : [a.reason]));
+      return { reason: notReady.length === 0 ? null : notReady.join('; '), warnings: answers.flatMap((a) => a.warnings) };
     },
     metrics: async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() }),
     authorize: (req) => authorize(req, { verifier: auth.verifier, auth: config.auth }, config.admin.scope),

@@ -213,7 +213,7 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
           );
           return;
         case 'readiness':
-          send({ type: 'readiness', seq: message.seq, reason: gateway.readiness() });
+          send({ type: 'readiness', seq: message.seq, reason: gateway.readiness(), warnings: gateway.readinessWarnings() });
           return;
       }
     });

@@ -78,6 +78,8 @@ export class UpstreamClient {
   readonly breaker: CircuitBreaker;
   /** The service's name, as metrics and messages say it. */
   readonly name: string;
+  /** Its open breaker makes the gateway not ready (upstream.critical). */
+  readonly critical: boolean;
   /** How problems refer to the service: "The upstream service" or 'The upstream service "catalogue"'. */
   readonly who: string;
   readonly #headers: RequestHeaders;
@@ -86,6 +88,7 @@ export class UpstreamClient {
     this.#observer = observer;
     this.#clock = clock;
     this.name = options?.name ?? 'upstream';
+    this.critical = config.critical;
     this.who = this.name === 'upstream' ? 'The upstream service' : `The upstream service "${this.name}"`;
     this.#headers = new RequestHeaders(config, options?.claims, options?.env ?? process.env, options?.trustProxy);
     this.breaker = new CircuitBreaker(config.breaker, clock);

@@ -69,9 +69,9 @@ export class UpstreamServices {
     for (const [name, { client }] of this.#built) yield [name, client.breaker.state];
   }
 
-  /** The services whose breaker is open now (readiness). */
-  openBreakers(): string[] {
-    return [...this.#built].filter(([, { client }]) => client.breaker.state === 'open').map(([name]) => name);
+  /** The services whose breaker is open now, and whether each is critical (readiness). */
+  openBreakers(): { readonly name: string; readonly critical: boolean }[] {
+    return [...this.#built].filter(([, { client }]) => client.breaker.state === 'open').map(([name, { client }]) => ({ name, critical: client.critical }));
   }
 
   /** Closes the clients `next` does not reuse (after a reload); Pool.close lets their requests finish. */

@@ -23,7 +23,8 @@ describe('the upstream circuit breaker in a gateway', () => {
   }
 
   before(async () => {
-    fx = await startFixture({ upstream: { breaker: { failures: 3, cooldownMs: 5000 } }, admin: { port: 0 } });
+    // critical: its open breaker takes the instance out of rotation (/readyz 503).
+    fx = await startFixture({ upstream: { critical: true, breaker: { failures: 3, cooldownMs: 5000 } }, admin: { port: 0 } });
     auth = bearer(await fx.token({ expiresIn: 24 * 3600 }));
   });
   beforeEach(async () => {
