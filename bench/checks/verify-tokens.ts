@@ -11,7 +11,8 @@ import { countArgument } from './map-log.ts';
 
 const count = countArgument();
 const secret = 'a-test-secret-of-thirty-two-bytes!';
-const auth = configWith({ auth: { secret, algorithms: ['HS256'] } }).auth;
+// With a key source, a resource on the default service needs upstream.url (nothing is sent to it here).
+const auth = configWith({ upstream: { url: 'http://127.0.0.1:9' }, auth: { secret, algorithms: ['HS256'] } }).auth;
 const verifier = new TokenVerifier(auth, await resolveKeySource(auth), systemClock, []);
 // Signing with raw bytes would import a CryptoKey per token, which makes maps of its own.
 const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);

@@ -1,4 +1,4 @@
-import { createPublicKey, webcrypto, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, webcrypto, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createLocalJWKSet, importSPKI, type CryptoKey, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import { systemClock } from '../lib/clock.ts';
@@ -19,6 +19,17 @@ export interface KeySource {
   readonly devKeys?: DevKeyPair;
   /** The fetched key set of auth.jwksUrl (cooldown, age, last failure); null for local sources. */
   readonly remote: RemoteKeySet | null;
+  /**
+   * A digest of what a local source was read from (the file, the secret, the dev key): equal
+   * digests mean the same keys, so a reload that rereads them may keep its verified tokens. Null
+   * for a JWKS URL, whose fetched set has a fingerprint of its own (RemoteKeySet).
+   */
+  readonly fingerprint: string | null;
+}
+
+/** The digest a local key source is compared by on reload: never the material itself. */
+function digestOf(material: string): string {
+  return createHash('sha256').update(material).digest('base64url');
 }
 
 const ASYMMETRIC: readonly JwsAlgorithm[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
@@ -87,7 +98,14 @@ async function fromPublicKeyFile(auth: AuthConfig, file: string): Promise<KeySou
   const spki = keyObject.export({ type: 'spki', format: 'pem' }).toString();
   const keys = new Map<string, CryptoKey>();
   for (const alg of algorithms) keys.set(alg, await importSPKI(spki, alg));
-  return { mode: 'public-key-file', description: `public key file ${file} (${algorithms.join(', ')})`, algorithms, getKey: byAlgorithm(keys), remote: null };
+  return {
+    mode: 'public-key-file',
+    description: `public key file ${file} (${algorithms.join(', ')})`,
+    algorithms,
+    getKey: byAlgorithm(keys),
+    remote: null,
+    fingerprint: digestOf(spki),
+  };
 }
 
 const HMAC_HASH: Partial<Record<JwsAlgorithm, string>> = { HS256: 'SHA-256', HS384: 'SHA-384', HS512: 'SHA-512' };
@@ -100,13 +118,22 @@ async function fromSecret(auth: AuthConfig, secret: string): Promise<KeySource> 
     const hash = HMAC_HASH[alg];
     if (hash) keys.set(alg, await webcrypto.subtle.importKey('raw', Buffer.from(secret), { name: 'HMAC', hash }, false, ['verify']));
   }
-  return { mode: 'secret', description: `shared secret (${algorithms.join(', ')})`, algorithms, getKey: byAlgorithm(keys), remote: null };
+  return {
+    mode: 'secret',
+    description: `shared secret (${algorithms.join(', ')})`,
+    algorithms,
+    getKey: byAlgorithm(keys),
+    remote: null,
+    fingerprint: digestOf(secret),
+  };
 }
 
 function fromJwksFile(auth: AuthConfig, file: string): KeySource {
   let jwks: JSONWebKeySet;
+  let text: string;
   try {
-    jwks = JSON.parse(readKeyFile('auth.jwksFile', file)) as JSONWebKeySet;
+    text = readKeyFile('auth.jwksFile', file);
+    jwks = JSON.parse(text) as JSONWebKeySet;
   } catch (err) {
     if (err instanceof KeySourceError) throw err;
     throw new KeySourceError(`auth.jwksFile: ${file} is not valid JSON`);
@@ -116,14 +143,21 @@ function fromJwksFile(auth: AuthConfig, file: string): KeySource {
     throw new KeySourceError(`auth.jwksFile: ${file} holds private key material; give the gateway public keys only`);
   }
   const algorithms = narrow(auth.algorithms, ASYMMETRIC, 'auth.jwksFile');
-  return { mode: 'jwks-file', description: `JWKS file ${file} (${jwks.keys.length} keys)`, algorithms, getKey: createLocalJWKSet(jwks), remote: null };
+  return {
+    mode: 'jwks-file',
+    description: `JWKS file ${file} (${jwks.keys.length} keys)`,
+    algorithms,
+    getKey: createLocalJWKSet(jwks),
+    remote: null,
+    fingerprint: digestOf(text),
+  };
 }
 
 /** The key set is not fetched here: the caller decides when (start-up, reload, --check-config). */
 function fromJwksUrl(auth: AuthConfig, url: string, deps: RemoteKeyDeps): KeySource {
   const algorithms = narrow(auth.algorithms, ASYMMETRIC, 'auth.jwksUrl');
   const remote = new RemoteKeySet({ url, algorithms, cooldownMs: auth.jwksCooldownMs, timeoutMs: auth.jwksTimeoutMs, maxBytes: auth.jwksMaxBytes }, deps);
-  return { mode: 'jwks-url', description: `JWKS ${url}`, algorithms, getKey: remote.getKey, remote };
+  return { mode: 'jwks-url', description: `JWKS ${url}`, algorithms, getKey: remote.getKey, remote, fingerprint: null };
 }
 
 async function fromDevKeys(dir: string): Promise<KeySource> {
@@ -135,6 +169,7 @@ async function fromDevKeys(dir: string): Promise<KeySource> {
     getKey: createLocalJWKSet({ keys: [devKeys.publicJwk] }),
     devKeys,
     remote: null,
+    fingerprint: digestOf(JSON.stringify(devKeys.publicJwk)),
   };
 }
 

@@ -1,5 +1,6 @@
 import { loadOrCreateDevKeys } from '../auth/dev-keys.ts';
 import { mintDevToken } from '../auth/mint.ts';
+import { isDevAuth } from '../config/embedded-sample.ts';
 import { parseArgs } from '../lib/cli-args.ts';
 import { ConfigError } from '../config/validate.ts';
 import { loadConfig } from '../gateway/load-config.ts';
@@ -16,7 +17,7 @@ async function main(): Promise<void> {
   const file = args.get('--config');
   const config = loadConfig({ file: typeof file === 'string' ? file : undefined, env: process.env });
   const { auth } = config;
-  if (auth.jwksUrl !== null || auth.jwksFile !== null || auth.publicKeyFile !== null || auth.secret !== null) {
+  if (!isDevAuth(auth)) {
     throw new Error('this config has a key source; `npm run token` mints dev-mode tokens only (get tokens from your issuer)');
   }
   const ttlText = String(args.get('--ttl') ?? '3600');

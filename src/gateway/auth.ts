@@ -43,7 +43,9 @@ export interface AuthParts {
  * - same JWKS URL, other auth settings: the last good key set is carried into the new key source,
  *   and tokens are verified again under the new settings;
  * - another JWKS URL: the reload is refused (the running config stays), since keys of the old
- *   URL are not what the new config asks for.
+ *   URL are not what the new config asks for;
+ * - a local key source (key file, secret, dev key) is read again, and with the same settings and
+ *   the same keys as before the verifier is kept with its tokens.
  * After a successful fetch the verifier (and its tokens) is kept only when neither the settings
  * nor the keys changed: a token signed by a withdrawn key must not stay accepted.
  */
@@ -55,18 +57,24 @@ export async function buildAuth(config: Config, previous: AuthBefore | null, dep
   const before = previous?.keySource.remote ?? null;
   // The running key set of the same JWKS URL, if any: its keys are what a failed fetch keeps.
   const sameUrl = before !== null && before.url === config.auth.jwksUrl ? before : null;
-  // Nothing the keys or the verifier depend on changed: both are kept, unless the fetch changes the keys.
-  const reused =
+  // Nothing the keys or the verifier depend on changed (no auth.* key, nor the scopes and claims tokens keep).
+  const alike =
     previous !== null &&
-    sameUrl !== null &&
     sameValue(previous.config.auth, config.auth) &&
     sameValue(checkedScopes(previous.config), keptScopes) &&
     sameClaims(ClaimTable.of(previous.config), claims)
       ? previous
       : null;
+  // A JWKS URL's key source is kept with them, unless the fetch below changes the keys.
+  const reused = sameUrl !== null ? alike : null;
   const keySource = reused?.keySource ?? (await resolveKeySource(config.auth, { clock, logger, tally: deps.jwks }));
   const remote = keySource.remote;
-  if (remote === null) return { keySource, verifier: fresh(keySource), claims, keysKept: null };
+  if (remote === null) {
+    // A local source is read again (a key file may have been replaced): the same keys keep the verified tokens.
+    if (alike !== null && alike.keySource.remote === null && alike.keySource.fingerprint === keySource.fingerprint)
+      return { keySource: alike.keySource, verifier: alike.verifier, claims, keysKept: null };
+    return { keySource, verifier: fresh(keySource), claims, keysKept: null };
+  }
 
   const fingerprint = remote.fingerprint;
   if (reused === null && sameUrl !== null) await remote.carryOver(sameUrl);

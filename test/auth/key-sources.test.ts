@@ -13,6 +13,7 @@ import { bearer, get, startGateway, type RunningGateway } from '../helpers/gatew
 import { makeKey, signToken, startJwksServer } from '../helpers/keys.ts';
 import { startTestUpstream, type TestUpstream } from '../helpers/upstream.ts';
 import { configWith } from '../../src/gateway/load-config.ts';
+import { SOME_UPSTREAM } from '../helpers/config.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hypergate-keys-'));
 // Removed once every test of the file has run.
@@ -61,7 +62,7 @@ describe('key sources', () => {
     const servers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'TCPServerWrap').length;
     const before = servers();
     await assert.rejects(
-      createGateway(configWith({ auth: { publicKeyFile: file, algorithms: ['RS256'] } })),
+      createGateway(configWith({ upstream: SOME_UPSTREAM, auth: { publicKeyFile: file, algorithms: ['RS256'] } })),
       (err: Error) => err instanceof KeySourceError && /auth\.algorithms/.test(err.message),
     );
     // Regression: the embedded sample upstream, started first, stayed listening after the failed build.
@@ -74,11 +75,14 @@ describe('key sources', () => {
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const file = join(dir, 'private.pem');
     writeFileSync(file, privateKey.export({ type: 'pkcs8', format: 'pem' }));
-    await assert.rejects(createGateway(configWith({ auth: { publicKeyFile: file } })), /holds a private key/);
+    await assert.rejects(createGateway(configWith({ upstream: SOME_UPSTREAM, auth: { publicKeyFile: file } })), /holds a private key/);
   });
 
   test('an unreadable key file is a clear start-up error naming the key', async () => {
-    await assert.rejects(createGateway(configWith({ auth: { jwksFile: join(dir, 'missing.json') } })), /auth\.jwksFile: cannot read .*ENOENT/);
+    await assert.rejects(
+      createGateway(configWith({ upstream: SOME_UPSTREAM, auth: { jwksFile: join(dir, 'missing.json') } })),
+      /auth\.jwksFile: cannot read .*ENOENT/,
+    );
   });
 
   test('auth.secret verifies HS256 tokens when auth.algorithms lists HS256', async () => {

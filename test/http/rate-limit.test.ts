@@ -9,6 +9,7 @@ import { assertProblem } from '../helpers/hostile.ts';
 import { makeKey, signToken } from '../helpers/keys.ts';
 import { sample } from '../helpers/metrics.ts';
 import { configWith, validateConfig } from '../../src/gateway/load-config.ts';
+import { SOME_UPSTREAM } from '../helpers/config.ts';
 
 const POLICY = '"default";q=3;w=3';
 
@@ -154,7 +155,11 @@ describe('rate limiting and a key-source outage', () => {
   test("a 503 because the JWKS cannot be fetched is the gateway's fault: it is not counted against the client", async () => {
     const key = await makeKey();
     // Nothing listens on port 9 of loopback: every JWKS fetch is refused.
-    const gw = await startGateway({ auth: { jwksUrl: 'http://127.0.0.1:9/jwks.json' }, rateLimit: { requestsPerSecond: 1, burst: 1 } });
+    const gw = await startGateway({
+      upstream: SOME_UPSTREAM,
+      auth: { jwksUrl: 'http://127.0.0.1:9/jwks.json' },
+      rateLimit: { requestsPerSecond: 1, burst: 1 },
+    });
     try {
       const auth = bearer(await signToken(key));
       for (let i = 0; i < 3; i++) assert.equal((await get(`${gw.url}/api/customers/1`, auth)).status, 503);
