@@ -116,6 +116,11 @@ function check(rule: Rule, value: unknown, path: string, problems: Problems): un
     }
     case 'url': {
       if (value === null && rule.nullable) return value;
+      const port = typeof value === 'string' ? portOutOfRange(value) : null;
+      if (port !== null) {
+        problems.add(path, `the port ${port} is out of range (1 to 65535), got ${describeValue(value, rule)}`);
+        return value;
+      }
       let ok = false;
       if (typeof value === 'string') {
         try {
@@ -147,6 +152,17 @@ function check(rule: Rule, value: unknown, path: string, problems: Problems): un
       return value;
     }
   }
+}
+
+/**
+ * The port an http(s) URL names when it is outside 1-65535 (WHATWG URL refuses one over 65535
+ * with a bare "Invalid URL"; port 0 parses, and can never be connected to); else null.
+ */
+function portOutOfRange(value: string): string | null {
+  const port = /^https?:\/\/(?:[^/?#@]*@)?(?:\[[^\]]*\]|[^/?#:]*):(\d+)(?:[/?#]|$)/i.exec(value)?.[1];
+  if (port === undefined) return null;
+  const n = Number(port);
+  return n >= 1 && n <= 65535 ? null : port;
 }
 
 /** redis://[user[:password]@]host[:port][/db] or rediss://... (the scheme ioredis reads; TLS for rediss). */

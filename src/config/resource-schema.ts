@@ -179,8 +179,12 @@ export const RESOURCE = section({
   exposeFields: strings({ default: [], doc: 'Further record fields copied when present (data exposure is opt-in).' }),
   query: query('Query parameters an item takes, declared as for `collection.query`; an item that declares none ignores its query, as before.'),
   links: links(
-    "Relation → path template; names resolve to path parameters, then to record fields. `self` is always added. Each must lead to a declared path (a resource's `path` or `collection.path`, or `/api`); a relation set to `null` is removed.",
+    "Relation → path template; names resolve to path parameters, then to record fields (each one declared in `fields`, `exposeFields` or `linkFields`). `self` is always added. Each must lead to a declared path (a resource's `path` or `collection.path`, or `/api`); a relation set to `null` is removed.",
   ),
+  linkFields: strings({
+    default: [],
+    doc: 'Record fields that only fill link templates: read from the record, never copied into the representation (e.g. `categoryId` for `/api/categories/{categoryId}`). A link naming a field declared nowhere is refused at start.',
+  }),
   rel: nonEmptyString({ nullable: true, default: null, doc: "Relation of the item template in the API root's links; `null`: not linked from the root." }),
   singular: nonEmptyString({
     nullable: true,

@@ -18,6 +18,7 @@ export const SHIPPED_RESOURCES: Readonly<Record<string, ValueOf<typeof RESOURCE>
     exposeFields: [],
     query: {},
     links: { orders: '/api/customers/{id}/orders' },
+    linkFields: [],
     rel: 'customer',
     singular: null,
     collection: {
@@ -54,6 +55,7 @@ export const SHIPPED_RESOURCES: Readonly<Record<string, ValueOf<typeof RESOURCE>
     exposeFields: ['status', 'placedAt', 'total', 'currency'],
     query: {},
     links: { customer: '/api/customers/{customerId}' },
+    linkFields: [],
     rel: null,
     singular: 'order',
     collection: {

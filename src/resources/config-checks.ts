@@ -119,18 +119,41 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
   // (said only when no unknown name is, which is the likelier slip: {skuu} for {sku}).
   if (upstream !== null && itemParam !== undefined && !upstream.params.includes(itemParam) && upstream.params.every((p) => params.includes(p)))
     problems.push(`${at}.upstream: must name the item's own parameter {${itemParam}} (else every item reads the same upstream path)`);
-  if (!servicesOf(config).has(r.service)) problems.push(`${at}.service: "${r.service}" is not a declared service ("upstream" or a key of upstreams)`);
+  const services = [...servicesOf(config).keys()];
+  if (!services.includes(r.service)) {
+    const hint = closest(r.service, services);
+    problems.push(
+      `${at}.service: "${r.service}" is not a declared service ("upstream" or a key of upstreams)${hint === undefined ? '' : ` (did you mean "${hint}"?)`}`,
+    );
+  }
   pointer(r.record, `${at}.record`, problems);
   if (r.vary !== null && r.sharedAcrossIdentities)
     problems.push(
       `${at}.sharedAcrossIdentities: not allowed together with ${at}.vary (one says what the answer depends on, the other that it depends on nothing)`,
     );
   for (const header of r.vary?.headers ?? []) if (!HEADER_NAME.test(header)) problems.push(`${at}.vary.headers: "${header}" is not a header name`);
-  for (const key of ['fields', 'exposeFields'] as const) {
-    for (const field of r[key]) if (RESERVED_FIELDS.has(field)) problems.push(`${at}.${key}: "${field}" is always part of the representation or reserved`);
+  for (const key of ['fields', 'exposeFields', 'linkFields'] as const) {
+    for (const field of r[key]) {
+      if (RESERVED_FIELDS.has(field)) problems.push(`${at}.${key}: "${field}" is always part of the representation or reserved`);
+      // Until fields may be nested, a dotted or slashed name would be looked up literally and never match.
+      else if (/[./]/.test(field))
+        problems.push(
+          `${at}.${key}: "${field}" has a "." or "/"; a field is a top-level member of the record, taken literally: nested fields are not supported (to unwrap an envelope, point ${at}.record at the object that holds the fields)`,
+        );
+    }
     for (const field of new Set(r[key].filter((f, i) => r[key].indexOf(f) !== i))) problems.push(`${at}.${key}: "${field}" is listed more than once`);
   }
   for (const field of r.exposeFields) if (r.fields.includes(field)) problems.push(`${at}.exposeFields: "${field}" is already in ${at}.fields`);
+  for (const field of r.linkFields) {
+    const already = params.includes(field)
+      ? 'path (a parameter)'
+      : r.fields.includes(field)
+        ? 'fields'
+        : r.exposeFields.includes(field)
+          ? 'exposeFields'
+          : null;
+    if (already !== null) problems.push(`${at}.linkFields: "${field}" is already in ${at}.${already}`);
+  }
   // A type for a field not listed now waits for it to be exposed: the shipped orders type fields an
   // operator may leave out of exposeFields. A name that looks like a listed field's is a slip.
   const listed = [...r.fields, ...r.exposeFields];
@@ -138,11 +161,22 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
     const meant = listed.includes(field) ? undefined : closest(field, listed);
     if (meant !== undefined) problems.push(`${at}.fieldTypes.${field}: not in ${at}.fields or ${at}.exposeFields; did you mean "${meant}"?`);
   }
+  // A link's names are path parameters or record fields the declaration names: one named nowhere
+  // (a typo, a field the upstream calls otherwise) would leave the link out of every answer unseen.
+  const declared = new Set([...params, ...r.fields, ...r.exposeFields, ...r.linkFields]);
+  const read = new Set<string>();
   for (const [rel, text] of Object.entries(r.links)) {
     if (RESERVED_RELS.has(rel)) problems.push(`${at}.links.${rel}: "self" is always added and names the requested path`);
     else if (!REL.test(rel)) problems.push(`${at}.links.${rel}: a relation name starts with a letter and has only letters, digits, ., - and _`);
-    template(text, `${at}.links.${rel}`, problems);
+    for (const name of template(text, `${at}.links.${rel}`, problems)?.params ?? []) {
+      read.add(name);
+      if (item !== null && !declared.has(name))
+        problems.push(
+          `${at}.links.${rel}: ${text} names {${name}}, which is neither a parameter of ${at}.path nor a declared field; list it in ${at}.linkFields (read for links only) or in exposeFields`,
+        );
+    }
   }
+  for (const field of r.linkFields) if (!read.has(field) && !/[./]/.test(field)) problems.push(`${at}.linkFields: "${field}" is read by none of ${at}.links`);
   for (const key of ['rel', 'singular'] as const) {
     const value = r[key];
     if (value !== null && !NAME.test(value)) problems.push(`${at}.${key}: starts with a letter and has only letters, digits, - and _`);

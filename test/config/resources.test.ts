@@ -43,7 +43,7 @@ describe('resources.<name> in config', () => {
   });
 
   test('a link to a path no resource declares names the key and the template', () => {
-    assert.deepEqual(problemsWith(products({ links: { maker: '/api/makers/{makerId}' } })), [
+    assert.deepEqual(problemsWith(products({ links: { maker: '/api/makers/{makerId}' }, linkFields: ['makerId'] })), [
       "resources.products.links.maker: /api/makers/{makerId} is not a path of this gateway (no resource's path or collection.path matches it), so following it would answer 404; declare that resource, or set the link to null to drop it",
     ]);
     assert.deepEqual(problemsWith(products({ collection: { path: '/api/products', upstream: '/v2/products', links: { home: '/api/shop' } } })), [
@@ -59,7 +59,12 @@ describe('resources.<name> in config', () => {
 
   test('links to declared items, collections, literal ids and the API root load', () => {
     const config = configWith({
-      resources: { products: products({ links: { customer: '/api/customers/{ownerId}', first: '/api/customers/1', all: '/api/products', root: '/api' } }) },
+      resources: {
+        products: products({
+          links: { customer: '/api/customers/{ownerId}', first: '/api/customers/1', all: '/api/products', root: '/api' },
+          linkFields: ['ownerId'],
+        }),
+      },
     });
     assert.deepEqual(Object.keys(config.resources['products']?.links ?? {}), ['customer', 'first', 'all', 'root']);
   });

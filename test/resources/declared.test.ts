@@ -34,6 +34,7 @@ function resources(catalogueUrl: string): unknown {
         fieldTypes: { title: 'string', price: 'number' },
         exposeFields: ['colour'],
         links: { category: '/api/categories/{categoryId}', shop: '/api/shops/{shop}/products' },
+        linkFields: ['categoryId'],
         rel: 'product',
         collection: { path: '/api/shops/{shop}/products', upstream: '/v2/shops/{shop}/products', items: '/data', total: '/meta/total' },
         scope: 'catalogue:read',
