@@ -200,7 +200,9 @@ export function createDispatcher(
       // pipelined request is the client's doing, and one read can hold thousands: its access line says enough.
       if (err.status >= 500 && err.code !== 'HG_ERR_PIPELINE_TOO_DEEP') {
         const cause = err.cause === undefined ? undefined : causeText(err.cause);
+        // err.log: what only the operator may see (the service's name, the upstream's own words).
         logger.error('request failed', {
+          ...err.log,
           reqId,
           method: req.method,
           path: pathOf(req.url ?? '/'),

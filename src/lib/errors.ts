@@ -228,10 +228,23 @@ export class HgError extends Error {
   readonly identity: ProblemIdentity | undefined;
   /** RFC 9457 section 3.2 extension members (e.g. the list of config problems, a 422's failing fields); as safe as `detail`. */
   readonly extensions: Readonly<Record<string, ProblemValue>> | undefined;
+  /**
+   * Fields for the log line of this error only, never for a client: what the operator needs and a
+   * client must not see (the internal service's name, the upstream's own words). Filled in as the
+   * error travels up (the upstream client adds the service it came from).
+   */
+  readonly log: Record<string, string | number>;
 
   constructor(
     code: HgErrorCode,
-    options: { detail?: string; headers?: Record<string, string>; cause?: unknown; identity?: ProblemIdentity; extensions?: Record<string, ProblemValue> } = {},
+    options: {
+      detail?: string;
+      headers?: Record<string, string>;
+      cause?: unknown;
+      identity?: ProblemIdentity;
+      extensions?: Record<string, ProblemValue>;
+      log?: Record<string, string | number>;
+    } = {},
   ) {
     const def = ERRORS[code];
     super(`${options.identity?.code ?? code}: ${options.detail ?? def.detail}`, options.cause === undefined ? undefined : { cause: options.cause });
@@ -242,6 +255,7 @@ export class HgError extends Error {
     this.headers = options.headers;
     this.identity = options.identity;
     this.extensions = options.extensions;
+    this.log = { ...options.log };
   }
 }
 

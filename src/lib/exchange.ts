@@ -7,11 +7,15 @@ export type ResponseHeaders = Readonly<Record<string, string | string[] | undefi
 /**
  * What becomes of a response's body once its head is in:
  * - `keep`: read it, up to the byte limit, and hand it over;
- * - `drain`: read and drop it (a 404, a status we refuse), so the connection stays reusable; the
- *   head is the answer, so a drained body that breaks off (reset, deadline) still settles with it;
+ * - `drain`: read and drop it (a 404, a status we refuse), so the connection stays reusable, but
+ *   for its first SAMPLE_BYTES (a failed answer's body is logged); the head is the answer, so a
+ *   drained body that breaks off (reset, deadline) still settles with it;
  * - `refuse`: drop the connection now (a body we will not read: not JSON, or announced too large).
  */
 export type BodyPlan = 'keep' | 'drain' | 'refuse';
+
+/** How much of a drained body is kept: enough for a log line's snippet of it, after redaction. */
+export const SAMPLE_BYTES = 1024;
 
 /** Decides a response's plan from its head; `limit` is the most bytes its body may have. */
 export type PlanBody = (status: number, headers: ResponseHeaders, limit: number) => BodyPlan;
@@ -25,6 +29,10 @@ export interface Answer {
   readonly status: number;
   readonly headers: ResponseHeaders;
   readonly body: Buffer | null;
+  /** The first SAMPLE_BYTES of a drained body; null (or absent) otherwise. */
+  readonly sample?: Buffer | null;
+  /** Bytes of body received (all of them when drained; up to the limit otherwise); absent: the body's length. */
+  readonly bodyBytes?: number;
 }
 
 const NO_HEADERS: ResponseHeaders = {};
@@ -63,6 +71,9 @@ export class Exchange implements Dispatcher.DispatchHandler {
   #headers: ResponseHeaders = NO_HEADERS;
   /** The plan for the body once the head is in (null before): `drain` makes the head the answer whatever the body does. */
   #bodyPlan: BodyPlan | null = null;
+  /** The first bytes of a drained body (null for another plan). */
+  #sample: Buffer[] | null = null;
+  #sampled = 0;
   #chunks: Buffer[] = [];
   #size = 0;
   readonly #limit: number;
@@ -108,6 +119,7 @@ export class Exchange implements Dispatcher.DispatchHandler {
       return;
     }
     this.#bodyPlan = plan;
+    if (plan === 'drain') this.#sample = [];
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -119,6 +131,12 @@ export class Exchange implements Dispatcher.DispatchHandler {
       return;
     }
     if (this.#bodyPlan === 'keep') this.#chunks.push(chunk);
+    else if (this.#sample !== null && this.#sampled < SAMPLE_BYTES) {
+      // A copy: undici may reuse the chunk's memory once this returns.
+      const part = Buffer.from(chunk.subarray(0, SAMPLE_BYTES - this.#sampled));
+      this.#sample.push(part);
+      this.#sampled += part.length;
+    }
   }
 
   onResponseEnd(): void {
@@ -139,7 +157,8 @@ export class Exchange implements Dispatcher.DispatchHandler {
   #finish(body: Buffer | null): void {
     this.#settled = true;
     this.#chunks = [];
-    this.#resolve({ status: this.status, headers: this.#headers, body });
+    const sample = this.#sample === null ? null : Buffer.concat(this.#sample, this.#sampled);
+    this.#resolve({ status: this.status, headers: this.#headers, body, sample, bodyBytes: this.#size });
   }
 }
 

@@ -111,7 +111,7 @@ export class CollectionSource implements Source {
     const r = this.#r;
     return this.#c.nested
       ? new HgError('HG_ERR_ROUTE_NOT_FOUND', { detail: `${r.service.who} has no ${r.name} at this path.` })
-      : new HgError('HG_ERR_UPSTREAM_BAD_GATEWAY', { detail: `${r.service.who} answered 404 for the ${r.name} collection.` });
+      : new HgError('HG_ERR_UPSTREAM_BAD_GATEWAY', { detail: `${r.service.who} answered 404 for the ${r.name} collection.`, log: { service: r.service.name } });
   }
 
   groups(values: readonly ParamValue[]): readonly string[] {

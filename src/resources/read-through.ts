@@ -152,6 +152,7 @@ export class ReadThrough {
       const stale = this.#staleWithin(path, now, sieMs);
       if (stale === undefined) throw err;
       this.#ctx.logger.warn('served a stale entry: the upstream failed', {
+        ...err.log,
         reqId: res.requestId,
         path,
         code: err.code,
@@ -205,7 +206,7 @@ export class ReadThrough {
    */
   #refreshFailed(path: string, err: unknown): void {
     const code = err instanceof HgError ? err.code : 'HG_ERR_INTERNAL';
-    const fields = { path, code, cause: causeOf(err) };
+    const fields = { ...(err instanceof HgError ? err.log : {}), path, code, cause: causeOf(err) };
     if (code === 'HG_ERR_UPSTREAM_UNAVAILABLE') this.#ctx.logger.debug('background refresh refused by the open circuit breaker', fields);
     else if (code !== 'HG_ERR_RESOURCE_NOT_FOUND') this.#ctx.logger.warn('background refresh failed', fields);
   }

@@ -7,14 +7,25 @@ import type { ResponseHeaders } from '../lib/exchange.ts';
 import type { PageAsk, UpstreamSpot } from './page-asks.ts';
 import { paramFromValue, parseStringParam, type ParamType, type ParamValue } from './params.ts';
 
-/** The upstream answered, but not with what the declaration says: 502, and the detail says what was wrong. */
-function invalid(r: CompiledResource, what: string, detail: string): HgError {
-  return new HgError('HG_ERR_UPSTREAM_BAD_GATEWAY', { detail: `${r.service.who} sent an invalid ${r.singular} ${what}: ${detail}.` });
+/**
+ * The upstream answered, but not with what the declaration says: 502, and the detail says what was
+ * wrong; `reason`, for the log only, says more where the detail must stay general.
+ */
+function invalid(r: CompiledResource, what: string, detail: string, reason?: string): HgError {
+  return new HgError('HG_ERR_UPSTREAM_BAD_GATEWAY', {
+    detail: `${r.service.who} sent an invalid ${r.singular} ${what}: ${detail}.`,
+    log: reason === undefined ? { service: r.service.name } : { service: r.service.name, reason },
+  });
 }
 
 function asObject(r: CompiledResource, value: unknown, what: string): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(r, what, 'not a JSON object');
   return value as Record<string, unknown>;
+}
+
+/** `pointer` matched nothing in the answer: a declaration that does not fit the upstream, named in the log. */
+function unmatched(pointer: string, key: string): string {
+  return `the ${key.endsWith('.record') ? 'record' : 'items'} pointer "${pointer}" (${key}) matches nothing in the upstream's answer`;
 }
 
 function hasType(value: unknown, type: FieldTypeName): boolean {
@@ -81,6 +92,8 @@ function linksOf(self: string, links: readonly CompiledLink[], values: readonly 
  * its links. Nothing else the upstream sends passes (data exposure is opt-in).
  */
 export function itemFromRecord(r: CompiledResource, value: unknown, values: readonly ParamValue[], self: string): Resource {
+  // JSON has no undefined: the record pointer found nothing (the client's detail stays the same).
+  if (value === undefined) throw invalid(r, 'record', 'not a JSON object', unmatched(r.record.text, `resources.${r.name}.record`));
   const record = asObject(r, value, 'record');
   const id = values[values.length - 1] as ParamValue;
   const upstreamId = record[r.identityField];
@@ -170,7 +183,8 @@ export function pageFromBody(
   const records = c.items.resolve(body);
   const limit = ask === null ? null : ask.limit;
   if (!Array.isArray(records) || (limit !== null && records.length > limit)) {
-    throw invalid(r, 'collection', `${c.items.text.slice(1) || 'the body'} is not an array${limit === null ? '' : ' of at most limit records'}`);
+    const reason = records === undefined ? unmatched(c.items.text, `resources.${r.name}.collection.items`) : undefined;
+    throw invalid(r, 'collection', `${c.items.text.slice(1) || 'the body'} is not an array${limit === null ? '' : ' of at most limit records'}`, reason);
   }
   const total = totalOf(r, c, body, headers);
   const members = records.map((record) => memberFromRecord(r, c, record, collectionValues));

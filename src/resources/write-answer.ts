@@ -60,7 +60,10 @@ export function answered(run: WriteRun, result: WriteResult, ticket: number): Id
   invalidateAfter(run);
   if (method === 'DELETE' || result.json === undefined) {
     if (method === 'POST')
-      throw new HgError('HG_ERR_UPSTREAM_BAD_GATEWAY', { detail: `${r.service.who} answered the POST without the created ${r.singular}.` });
+      throw new HgError('HG_ERR_UPSTREAM_BAD_GATEWAY', {
+        detail: `${r.service.who} answered the POST without the created ${r.singular}.`,
+        log: { service: r.service.name },
+      });
     return { status: 204, headers: {}, body: '' };
   }
   let itemPath = path;

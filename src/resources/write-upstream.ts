@@ -157,6 +157,9 @@ export function refusal(op: WriteOp, result: WriteResult): HgError {
     case 422:
       return withDetail('HG_ERR_UNPROCESSABLE');
     default:
-      return new HgError('HG_ERR_UPSTREAM_BAD_GATEWAY', { detail: `${op.r.service.who} answered the ${op.method} with status ${result.status}.` });
+      return new HgError('HG_ERR_UPSTREAM_BAD_GATEWAY', {
+        detail: `${op.r.service.who} answered the ${op.method} with status ${result.status}.`,
+        log: { service: op.r.service.name, ...result.log },
+      });
   }
 }

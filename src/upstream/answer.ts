@@ -27,6 +27,8 @@ export interface WriteResult {
   readonly unreadable: string | null;
   /** The body was application/problem+json: its own `detail` may be shown (RFC 9457). */
   readonly problem: boolean;
+  /** For the log line of a write this answer fails (a status that is no success): the service's name, the status and a redacted snippet of the body. */
+  readonly log?: Readonly<Record<string, string | number>>;
 }
 
 /**

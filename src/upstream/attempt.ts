@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Deadline } from '../lib/deadline.ts';
 import { HgError } from '../lib/errors.ts';
-import type { ExchangeFailure } from '../lib/exchange.ts';
+import type { Answer, ExchangeFailure } from '../lib/exchange.ts';
 import type { UpstreamOutcome } from '../observability/metrics.ts';
 import { badGateway } from './answer.ts';
 
@@ -20,6 +20,8 @@ export class Attempt {
   startedMs = 0;
   /** 1 for the first attempt, 2 for the retry. */
   number = 0;
+  /** The answer of the attempt under way once it came (its body or sample is logged if it failed). */
+  answer: Answer | null = null;
 
   constructor(deadline: Deadline) {
     this.deadline = deadline;
@@ -28,6 +30,7 @@ export class Attempt {
   begin(): void {
     this.outcome = 'unreachable';
     this.status = 0;
+    this.answer = null;
     this.startedMs = performance.now();
     this.number++;
   }

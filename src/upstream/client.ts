@@ -6,7 +6,8 @@ import { CircuitBreaker, PROBE } from '../lib/breaker.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import { Deadline } from '../lib/deadline.ts';
 import type { HgError } from '../lib/errors.ts';
-import { exchangeFailure, startExchange, type Answer, type PlanBody } from '../lib/exchange.ts';
+import { exchangeFailure, SAMPLE_BYTES, startExchange, type Answer, type PlanBody } from '../lib/exchange.ts';
+import { logSnippet } from '../observability/log-snippet.ts';
 import { undici } from '../lib/undici.ts';
 import type { UpstreamObserver } from '../observability/metrics.ts';
 import { planRead, planWrite, readResult, writeResult, type Decode, type UpstreamResult, type WriteResult } from './answer.ts';
@@ -29,6 +30,12 @@ export interface ServiceOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** server.trustProxy: whose X-Forwarded-* a `forwarded` service's headers believe. */
   readonly trustProxy?: readonly string[];
+}
+
+/** `err` with `fields` added to its log line, where it has none of those names yet. */
+function withLog(err: HgError, fields: Readonly<Record<string, string | number>>): HgError {
+  for (const [name, value] of Object.entries(fields)) err.log[name] ??= value;
+  return err;
 }
 
 /** Why an exchange in flight was aborted; the cause of the 504 it becomes. */
@@ -80,8 +87,11 @@ export class UpstreamClient {
   readonly name: string;
   /** Its open breaker makes the gateway not ready (upstream.critical). */
   readonly critical: boolean;
-  /** How problems refer to the service: "The upstream service" or 'The upstream service "catalogue"'. */
-  readonly who: string;
+  /**
+   * How problems a client sees refer to the service: "The upstream service", whichever it is. Its
+   * name is internal: the log line of the error names it (`service`).
+   */
+  readonly who = 'The upstream service';
   readonly #headers: RequestHeaders;
 
   constructor(config: UpstreamConfig, url: string, observer?: UpstreamObserver, clock: Clock = systemClock, options?: ServiceOptions) {
@@ -89,7 +99,6 @@ export class UpstreamClient {
     this.#clock = clock;
     this.name = options?.name ?? 'upstream';
     this.critical = config.critical;
-    this.who = this.name === 'upstream' ? 'The upstream service' : `The upstream service "${this.name}"`;
     this.#headers = new RequestHeaders(config, options?.claims, options?.env ?? process.env, options?.trustProxy);
     this.breaker = new CircuitBreaker(config.breaker, clock);
     const base = new URL(url);
@@ -174,7 +183,8 @@ export class UpstreamClient {
       // 5xx counts against the breaker; 4xx is the upstream working (it refused the change); a body
       // that cannot be read is the upstream failing, as it is for a read.
       attempt.outcome = res.status >= 500 ? 'bad_status' : result.unreadable !== null ? 'bad_body' : res.status === 404 ? 'not_found' : 'ok';
-      return result;
+      // An answer that is no success may become a 502 (write-upstream.ts refusal): its log line says what the service answered.
+      return res.status < 300 ? result : { ...result, log: this.#logFields(res.status, res) };
     });
   }
 
@@ -187,7 +197,7 @@ export class UpstreamClient {
     let admitted = this.breaker.admit();
     if (admitted > 0) {
       this.#observer?.upstreamResult(this.name, 'rejected', 0);
-      throw unavailable(admitted, this.who);
+      throw withLog(unavailable(admitted, this.who), this.#logFields(0, null));
     }
     const attempt = new Attempt(new Deadline(this.#timeoutMs, DEADLINE_PASSED));
     try {
@@ -200,6 +210,8 @@ export class UpstreamClient {
         } catch (err) {
           const failure = exchangeFailure(err, attempt.deadline);
           const mapped = attemptError(err, failure, attempt, this.who, this.#timeoutMs);
+          // The log line of the request says which service failed, and what it answered.
+          withLog(mapped, this.#logFields(attempt.status, attempt.answer));
           this.#settle(attempt, admitted === PROBE);
           if (attempt.mayRetry(idempotent, failure)) {
             admitted = this.breaker.admit();
@@ -214,6 +226,20 @@ export class UpstreamClient {
     } finally {
       attempt.deadline.clear();
     }
+  }
+
+  /**
+   * What the log line of a failed request says about this service's part: its name, and for an
+   * answer that is not a success, the status and a snippet of the body (redacted: see logSnippet).
+   */
+  #logFields(status: number, answer: Answer | null): Record<string, string | number> {
+    const fields: Record<string, string | number> = { service: this.name };
+    if (status < 300 || answer === null) return fields;
+    fields['upstreamStatus'] = status;
+    const bytes = answer.body ?? answer.sample ?? null;
+    if (bytes !== null && bytes.length > 0)
+      fields['upstreamBody'] = logSnippet(bytes.subarray(0, SAMPLE_BYTES), answer.bodyBytes ?? bytes.length, this.#headers.secrets);
+    return fields;
   }
 
   #settle(attempt: Attempt, probe: boolean): void {
@@ -231,6 +257,7 @@ export class UpstreamClient {
     try {
       const answer = await exchange.answer;
       attempt.outcome = 'bad_body';
+      attempt.answer = answer;
       return answer;
     } finally {
       attempt.status = exchange.status;

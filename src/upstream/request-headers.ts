@@ -36,6 +36,8 @@ export class RequestHeaders {
   readonly #forwardHeaders: readonly string[];
   /** Builds Forwarded and X-Forwarded-* (forwarded: true), else null. */
   readonly #forwarded: ForwardedHeaders | null;
+  /** The configured header values (API keys, say): never to appear in a log line. */
+  readonly secrets: readonly string[];
 
   /**
    * `claims`: the claims verified tokens keep, to find those forwardClaims names; `env`: where
@@ -46,6 +48,7 @@ export class RequestHeaders {
     // Validated at start (config/service-checks.ts): names are tokens, values are set and clean.
     for (const [header, value] of Object.entries(config.headers)) fixed[header.toLowerCase()] = headerValueOf(value, env) ?? '';
     this.#base = Object.entries(fixed).flat();
+    this.secrets = Object.entries(fixed).flatMap(([name, value]) => (name === 'accept' || value === '' ? [] : [value]));
     this.#forwardAuthorization = config.forwardAuthorization;
     this.#maxClaimBytes = config.maxClaimBytes;
     // By lower-case name, the last one winning, as the headers object they were written into did.
