@@ -3,7 +3,7 @@
  * peer (Fastify + @fastify/jwt), scenario by scenario, each server its own process on core 0,
  * the load generator on core 1. Prints a table, writes raw JSON to bench/results/ and appends the
  * table to bench/RESULTS.md, with an SVG chart of it (bench/chart.svg when recorded). See
- * `npm run bench -- --help` and README "Performance".
+ * `npm run bench -- --help` and bench/README.md.
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,6 +1,6 @@
 /**
- * `npm run bench:shared`: what sharing state through Redis buys and costs (README "Running many
- * instances"). Two measurements, each against real processes and a real redis-server:
+ * `npm run bench:shared`: what sharing state through Redis buys and costs (docs/operations.md
+ * "Running many instances"). Two measurements, each against real processes and a real redis-server:
  *
  *  spread     three instances sharing one Redis against three on their own, each under the same
  *             load of random customers (a load generator per instance, at once): req/s summed, and

@@ -14,7 +14,7 @@ import { loadConfig, validateConfig } from './gateway/load-config.ts';
 
 const USAGE = `usage: hypergate [--config FILE] [--check-config]
 
-  --config FILE    JSON file loaded over config/default.json (see README "Configuration")
+  --config FILE    JSON file loaded over config/default.json (see docs/configuration.md)
   --check-config   validate the config (file + environment) and exit: 0 when valid, 1 listing every problem;
                    a JWKS that cannot be fetched is a warning (exit 0: the key server may come up later)
   --help           this text

@@ -11,7 +11,7 @@ export { freePort } from '../../test/helpers/main-process.ts';
 import { resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
-/** The cores: the servers get one, the load generator the other (README "Performance"). */
+/** The cores: the servers get one, the load generator the other (bench/README.md). */
 export const SERVER_CORE = 0;
 export const LOAD_CORE = 1;
 

@@ -122,7 +122,7 @@ const RESULTS_HEADER = `# Benchmark results
 
 Appended by \`npm run bench\` (bench/run.ts): one section per run, newest last, with the date,
 Node version, CPU, load generator and options. Figures are medians of interleaved rounds; the
-servers run pinned to one core and the load generator to the other (README "Performance").
+servers run pinned to one core and the load generator to the other (bench/README.md).
 Raw per-round figures of each run are written to bench/results/ (not committed). Compare
 ratios within one section only: absolute req/s depend on the machine and what else it runs.
 \`npm run bench -- --profile\` appends the top self-time frames of \`hot\`, and \`npm run bench:memory\`

@@ -1,5 +1,5 @@
 /**
- * The scenarios (README "Performance"): what each sends, how its servers are warmed, which
+ * The scenarios (bench/README.md "Scenarios"): what each sends, how its servers are warmed, which
  * answers are checked before measuring, and what must hold after it.
  */
 import { writeFileSync } from 'node:fs';

@@ -155,7 +155,7 @@ function peer(name: string, verifyCache: number): ServerSpec {
 }
 
 /**
- * hypergate with redis.url set (README "Running many instances"): every shared feature on, the
+ * hypergate with redis.url set (docs/operations.md "Running many instances"): every shared feature on, the
  * shared tier emptied before each run so no run inherits another's entries. On `hot` it must
  * match `hypergate`: a local hit never calls Redis.
  */

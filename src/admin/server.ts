@@ -31,7 +31,7 @@ function decodeName(segment: string): string {
 }
 
 async function handle(backend: AdminBackend, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  // An absolute-form target (`GET http://host:9090/metrics`) is its path, as on the public port (RFC 9112 section 3.2.2).
+  // An absolute-form target (`GET http://host:9091/metrics`) is its path, as on the public port (RFC 9112 section 3.2.2).
   const url = routableTarget(req.url ?? '/');
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);

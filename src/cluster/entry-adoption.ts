@@ -81,7 +81,8 @@ function bodyProblem(body: string, path: string, embeddedRel: string | null): Re
  * written for, the declaration and a lifetime within cache.notFoundSeconds. Not adopting absences
  * at all would cost every instance its own upstream request per unknown id (what the tier is for,
  * against scans of unknown ids); and a writer able to forge a well-formed absence could forge a
- * well-formed body as well. The tier is as trustworthy as who may write to Redis (README).
+ * well-formed body as well. The tier is as trustworthy as who may write to Redis (docs/caching.md
+ * "What an instance adopts from the shared tier").
  */
 export function adoptable(record: SharedRecord, expected: Expected, readAtMs: number, nowMs: number): CacheEntry | Rejection | null {
   const { meta, body } = record;

@@ -6,7 +6,7 @@ import type { RedisOp } from './redis-link.ts';
 /** How one Redis call ended: answered, an error reply, past its deadline, no connection, or refused by the open breaker. */
 export type RedisOutcome = 'ok' | 'error' | 'timeout' | 'down' | 'rejected';
 
-/** What the shared cache tier did for one local miss (README "Running many instances"). */
+/** What the shared cache tier did for one local miss (docs/operations.md "Running many instances"). */
 export type TierOutcome = 'hit' | 'miss' | 'unavailable' | 'waited' | 'stored';
 
 const BUCKETS_S = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1];

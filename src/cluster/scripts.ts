@@ -14,7 +14,7 @@ function luaScript(lua: string): LuaScript {
  * The Lua scripts: each decision that reads and writes is one atomic script, timed by Redis's own
  * clock (TIME), so instances whose clocks disagree still agree on it. Keys are built inside the
  * scripts from the prefix (ARGV[1]), so these run on one Redis (or a primary with replicas), not
- * on Redis Cluster. The layout under redis.keyPrefix (README "Running many instances"):
+ * on Redis Cluster. The layout under redis.keyPrefix (docs/operations.md "Running many instances"):
  *
  *   gen                 generation of the shared tier; a purge of everything moves it on
  *   c:<gen>:<path>      a shared cache entry: "<Redis ms when written>\n<meta JSON>\n<body>"

@@ -54,7 +54,7 @@ function unknownVariable(name: string): string {
   return `${name}: not a configuration variable (scalar keys are ${PREFIX}<SECTION>_<KEY>, e.g. ${PREFIX}SERVER_PORT)`;
 }
 
-/** Short names kept from before the general scheme (README "Configuration"). */
+/** Short names kept from before the general scheme (docs/configuration.md "Where settings come from"). */
 const ALIASES: Readonly<Record<string, string>> = { HYPERGATE_PORT: 'HYPERGATE_SERVER_PORT', HYPERGATE_HOST: 'HYPERGATE_SERVER_HOST' };
 
 /** Variables that are not config keys but are ours to read. */

@@ -156,7 +156,7 @@ const VARY = section(
 );
 
 /**
- * resources.<name>: the keys a declaration may have (README "Declaring resources"); a key without
+ * resources.<name>: the keys a declaration may have (docs/resources.md); a key without
  * a default must be set. Checks that need the resources engine (templates, pointers, colliding
  * paths, link targets) are src/resources/config-checks.ts, run with the rest of validation.
  */
@@ -199,7 +199,7 @@ export const RESOURCE = section({
   }),
   owner: OWNER,
   maxAgeSeconds: integer({ min: 0, max: 31_536_000, nullable: true, unit: 's', default: null, doc: 'Overrides `cache.maxAgeSeconds` for this resource.' }),
-  // Writes (README "Writes"): GET implies HEAD; POST acts on the collection, the others on an item.
+  // Writes (docs/writes.md): GET implies HEAD; POST acts on the collection, the others on an item.
   methods: strings({
     nonEmpty: true,
     oneOf: WRITE_AND_READ_METHODS,

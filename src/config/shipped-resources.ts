@@ -2,7 +2,7 @@ import type { RESOURCE } from './resource-schema.ts';
 import type { ValueOf } from './rule.ts';
 
 /**
- * The resources the gateway declares out of the box (README "The shipped declaration, line by
+ * The resources the gateway declares out of the box (docs/resources.md "The shipped declaration, line by
  * line"): customers and their orders, served by the embedded sample service. Every key is written
  * out, so config/default.json shows an operator each key a declaration has.
  */

@@ -258,7 +258,7 @@ function checkLinkTargets(config: Config, problems: string[]): void {
 }
 
 /**
- * The rules a resource table must keep beyond each key's own type (README "Declaring resources"):
+ * The rules a resource table must keep beyond each key's own type (docs/resources.md):
  * templates that parse and name only known parameters, typed parameters, declared services, JSON
  * pointers, no two templates (items, collections, the API root and its document) that can match
  * one path, API root relations used once, links that lead to a declared path.

@@ -75,7 +75,7 @@ export function paramSchema(type: ParamType): Readonly<Record<string, unknown>> 
     : { type: 'string', minLength: 1, maxLength: MAX_STRING_PARAM, pattern: '^(?!\\.\\.?$)[A-Za-z0-9._~-]+$' };
 }
 
-/** What a parameter of this type accepts, in words (OpenAPI descriptions, README). */
+/** What a parameter of this type accepts, in words (OpenAPI descriptions, docs/resources.md). */
 export function paramRule(type: ParamType): string {
   return type === 'integer'
     ? 'Digits only, no sign or leading zero, 1 to 2^53-1; any other spelling is 404.'

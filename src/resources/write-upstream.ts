@@ -57,7 +57,7 @@ function preconditionFailed(detail: string): HgError {
  * the item changed). A digest ETag (the upstream sent none when it was served, or the item came in
  * a collection page) is compared with the current item, read from the upstream now: when it
  * matches, the upstream's present validator is sent (atomic again), or, when the upstream has no
- * validators at all, nothing (the one case that is not atomic; docs/writes.md). A tag that names
+ * validators at all, nothing (the one case that is not atomic; docs/writes.md "Optimistic concurrency"). A tag that names
  * no current version is a 412 at once, before anything is changed.
  */
 async function itemIfMatch(ifMatch: IfMatch, suffixes: readonly string[], current: CurrentItem): Promise<string | undefined> {

@@ -184,7 +184,7 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
       event: 'admin-listening',
       port: admin.port,
     });
-  // Printed URLs never carry credentials (README "Configuration"), whatever a key will allow.
+  // Printed URLs never carry credentials (docs/configuration.md), whatever a key will allow.
   const upstreamUrl = gateway.upstreamUrl;
   if (upstreamUrl === null) logger.info('upstream not set (no resource reads from the default service)', { event: 'upstream' });
   else logger.info(`upstream ${redactUrl(upstreamUrl)}${gateway.embeddedUpstream ? ' (embedded sample customer service)' : ''}`, { event: 'upstream' });

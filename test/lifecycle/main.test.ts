@@ -134,6 +134,25 @@ describe('the hypergate process', () => {
     assert.equal((await get(`http://127.0.0.1:${port}/api/customers/1`, bearer(narrow.trim()))).status, 403);
   });
 
+  test('a dev admin token minted as docs/operations.md says purges the cache on the admin listener', async (t) => {
+    const file = configFile('dev-admin.json', { server: { port: 0 }, admin: { port: 0 }, auth: { devKeyDir } });
+    const gw = spawnGateway(['--config', file], { env: { HYPERGATE_ADMIN_PORT: '0' } });
+    t.after(() => gw.child.kill('SIGKILL'));
+    await gw.listening;
+    await waitFor(() => /"event":"admin-listening","port":\d+/.test(gw.stdout()), 'the admin listener');
+    const adminPort = Number(/"event":"admin-listening","port":(\d+)/.exec(gw.stdout())?.[1]);
+    const run = promisify(execFile);
+    // ADMIN_TOKEN=$(npm run -s token -- --sub ops --scope hypergate:admin), with the gateway's --config.
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', 'src/dev/mint-token.ts', '--config', file, '--sub', 'ops', '--scope', 'hypergate:admin'],
+      { cwd: ROOT },
+    );
+    const res = await send(`http://127.0.0.1:${adminPort}/cache/customers/42`, 'DELETE', bearer(stdout.trim()));
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.json(), { purged: 0 });
+  });
+
   test('an invalid config file exits 1 listing every problem, without listening', async () => {
     const gw = spawnGateway(['--config', configFile('bad.json', { server: { port: 'x', hots: 'y' }, cache: { maxAgeSeconds: -1 } })]);
     assert.equal(await gw.exited, 1);

@@ -40,6 +40,19 @@ function checkConfigAsync(config: unknown): Promise<{ status: number | null; out
   return new Promise((done) => child.once('close', (status) => done({ status, out })));
 }
 
+describe('npm start -- --help', () => {
+  it('points at the documentation file that holds each thing, not at the README', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', resolve(PROJECT_ROOT, 'src/main.ts'), '--help'], {
+      cwd: PROJECT_ROOT,
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stdout, /--config FILE +JSON file loaded over config\/default\.json \(see docs\/configuration\.md\)/);
+    assert.doesNotMatch(run.stdout, /README/);
+  });
+});
+
 describe('npm start -- --check-config', () => {
   it('exits 0 for a valid file', () => {
     const { status, out } = checkConfig({ server: { port: 8081 }, upstream: { url: 'http://127.0.0.1:9999' } });
