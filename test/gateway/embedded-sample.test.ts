@@ -48,6 +48,16 @@ describe('the embedded sample service', () => {
     );
   });
 
+  test('a pass-through route on the default service needs upstream.url as a resource does', () => {
+    const files = { resources: { customers: null, orders: null }, routes: { files: { path: '/api/files/{path*}', upstream: '/files/{path*}' } } };
+    assert.ok(
+      problemsOf(() => configWith({ ...files, auth: SECRET })).some((p) =>
+        p.startsWith('upstream.url: not set, but routes.files read from the default service'),
+      ),
+    );
+    assert.doesNotThrow(() => configWith({ ...files, auth: SECRET, upstream: { url: 'http://127.0.0.1:9' } }));
+  });
+
   test('--check-config says so and exits 1', () => {
     const { status, out } = checkConfig({ auth: SECRET });
     assert.equal(status, 1, out);
