@@ -6,13 +6,13 @@ import { CircuitBreaker, PROBE } from '../lib/breaker.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import { Deadline } from '../lib/deadline.ts';
 import type { HgError } from '../lib/errors.ts';
-import { exchangeFailure, SAMPLE_BYTES, startExchange, type Answer, type PlanBody } from '../lib/exchange.ts';
-import { logSnippet } from '../observability/log-snippet.ts';
+import { exchangeFailure, startExchange, type Answer, type PlanBody } from '../lib/exchange.ts';
 import { undici } from '../lib/undici.ts';
 import type { UpstreamObserver } from '../observability/metrics.ts';
 import { planRead, planWrite, readResult, writeResult, type Decode, type UpstreamResult, type WriteResult } from './answer.ts';
 import { Attempt, attemptError, unavailable } from './attempt.ts';
 import type { UpstreamCall } from './call.ts';
+import { failureLog, withLog } from './failure-log.ts';
 import { RequestHeaders, setHeader } from './request-headers.ts';
 
 // The client's surface: what its callers read and pass.
@@ -30,12 +30,6 @@ export interface ServiceOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** server.trustProxy: whose X-Forwarded-* a `forwarded` service's headers believe. */
   readonly trustProxy?: readonly string[];
-}
-
-/** `err` with `fields` added to its log line, where it has none of those names yet. */
-function withLog(err: HgError, fields: Readonly<Record<string, string | number>>): HgError {
-  for (const [name, value] of Object.entries(fields)) err.log[name] ??= value;
-  return err;
 }
 
 /** Why an exchange in flight was aborted; the cause of the 504 it becomes. */
@@ -87,10 +81,7 @@ export class UpstreamClient {
   readonly name: string;
   /** Its open breaker makes the gateway not ready (upstream.critical). */
   readonly critical: boolean;
-  /**
-   * How problems a client sees refer to the service: "The upstream service", whichever it is. Its
-   * name is internal: the log line of the error names it (`service`).
-   */
+  /** How problems a client sees refer to it, whichever it is: its name is internal (failure-log.ts). */
   readonly who = 'The upstream service';
   readonly #headers: RequestHeaders;
 
@@ -183,8 +174,8 @@ export class UpstreamClient {
       // 5xx counts against the breaker; 4xx is the upstream working (it refused the change); a body
       // that cannot be read is the upstream failing, as it is for a read.
       attempt.outcome = res.status >= 500 ? 'bad_status' : result.unreadable !== null ? 'bad_body' : res.status === 404 ? 'not_found' : 'ok';
-      // An answer that is no success may become a 502 (write-upstream.ts refusal): its log line says what the service answered.
-      return res.status < 300 ? result : { ...result, log: this.#logFields(res.status, res) };
+      // An answer that is no success may become a 502 (write-upstream.ts refusal), logged with what the service answered.
+      return res.status < 300 ? result : { ...result, log: failureLog(this.name, res.status, res, this.#headers.secrets) };
     });
   }
 
@@ -197,7 +188,7 @@ export class UpstreamClient {
     let admitted = this.breaker.admit();
     if (admitted > 0) {
       this.#observer?.upstreamResult(this.name, 'rejected', 0);
-      throw withLog(unavailable(admitted, this.who), this.#logFields(0, null));
+      throw withLog(unavailable(admitted, this.who), { service: this.name });
     }
     const attempt = new Attempt(new Deadline(this.#timeoutMs, DEADLINE_PASSED));
     try {
@@ -210,8 +201,8 @@ export class UpstreamClient {
         } catch (err) {
           const failure = exchangeFailure(err, attempt.deadline);
           const mapped = attemptError(err, failure, attempt, this.who, this.#timeoutMs);
-          // The log line of the request says which service failed, and what it answered.
-          withLog(mapped, this.#logFields(attempt.status, attempt.answer));
+          // The request's log line says which service failed, and what it answered.
+          withLog(mapped, failureLog(this.name, attempt.status, attempt.answer, this.#headers.secrets));
           this.#settle(attempt, admitted === PROBE);
           if (attempt.mayRetry(idempotent, failure)) {
             admitted = this.breaker.admit();
@@ -226,20 +217,6 @@ export class UpstreamClient {
     } finally {
       attempt.deadline.clear();
     }
-  }
-
-  /**
-   * What the log line of a failed request says about this service's part: its name, and for an
-   * answer that is not a success, the status and a snippet of the body (redacted: see logSnippet).
-   */
-  #logFields(status: number, answer: Answer | null): Record<string, string | number> {
-    const fields: Record<string, string | number> = { service: this.name };
-    if (status < 300 || answer === null) return fields;
-    fields['upstreamStatus'] = status;
-    const bytes = answer.body ?? answer.sample ?? null;
-    if (bytes !== null && bytes.length > 0)
-      fields['upstreamBody'] = logSnippet(bytes.subarray(0, SAMPLE_BYTES), answer.bodyBytes ?? bytes.length, this.#headers.secrets);
-    return fields;
   }
 
   #settle(attempt: Attempt, probe: boolean): void {
