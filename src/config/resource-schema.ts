@@ -12,7 +12,7 @@ function links(doc: string) {
 export const QUERY_TYPES = ['integer', 'string', 'boolean', 'enum'] as const;
 export const PAGING_STYLES = ['offset', 'page', 'cursor', 'link'] as const;
 
-/** One declared query parameter (README "Query parameters"): its type, bounds, default and the upstream's name for it. */
+/** One declared query parameter (docs/resources.md "Query parameters"): its type, bounds, default and the upstream's name for it. */
 const QUERY_PARAM = section({
   type: string({ oneOf: QUERY_TYPES, doc: '`"integer"`, `"string"`, `"boolean"` (`true` or `false`) or `"enum"` (one of `values`).' }),
   min: integer({
@@ -53,7 +53,7 @@ function query(doc: string) {
   return map(QUERY_PARAM, { default: {}, doc });
 }
 
-/** How the upstream pages (README "Paging styles"); the public side always has its own links. */
+/** How the upstream pages (docs/resources.md "Paging styles"); the public side always has its own links. */
 const PAGING = section(
   {
     style: string({
