@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { redactedConfig } from '../../src/admin/redacted-config.ts';
 import { configWith } from '../../src/gateway/load-config.ts';
+import { SOME_UPSTREAM } from '../helpers/config.ts';
 
 const PASSWORD = 'pw-Lq7Zt3';
 
@@ -20,7 +21,7 @@ describe('the config as the admin API shows it', () => {
   it('hides auth.secret and every upstream header value, literal or read from the environment', () => {
     const config = configWith({
       auth: { secret: `${PASSWORD}-at-least-thirty-two-bytes-long`, algorithms: ['HS256'] },
-      upstream: { headers: { 'X-Api-Key': PASSWORD, 'X-From-Env': { env: 'HOME' } } },
+      upstream: { url: SOME_UPSTREAM.url, headers: { 'X-Api-Key': PASSWORD, 'X-From-Env': { env: 'HOME' } } },
     });
     const shown = redactedConfig(config) as { auth: { secret: string }; upstream: { headers: Record<string, string> } };
     assert.equal(shown.auth.secret, '[redacted]');
