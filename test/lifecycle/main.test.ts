@@ -11,6 +11,7 @@ import { makeKey, signToken } from '../helpers/keys.ts';
 import { ROOT, spawnGateway } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { startTestUpstream } from '../helpers/upstream.ts';
+import { SOME_UPSTREAM } from '../helpers/config.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hypergate-main-'));
 // Removed once every test of the file has run.
@@ -189,7 +190,7 @@ describe('the hypergate process', () => {
   });
 
   test('an unreadable key file is one clear line and exit 1', async () => {
-    const gw = spawnGateway(['--config', configFile('nokey.json', { server: { port: 0 }, auth: { publicKeyFile: 'missing.pem' } })]);
+    const gw = spawnGateway(['--config', configFile('nokey.json', { server: { port: 0 }, upstream: SOME_UPSTREAM, auth: { publicKeyFile: 'missing.pem' } })]);
     assert.equal(await gw.exited, 1);
     assert.match(gw.stderr(), /hypergate: auth\.publicKeyFile: cannot read .*missing\.pem \(ENOENT\)/);
   });
