@@ -86,10 +86,28 @@ export function checkAcrossKeys(config: Config, problems: Problems, env: NodeJS.
     if (text === undefined || text === '') problems.add('paging.cursorSecret', `${source} is not set`);
     else if (Buffer.byteLength(text) < 32) problems.add('paging.cursorSecret', `${source} is shorter than 32 bytes`);
   }
+  checkIntrospection(config, problems, env);
   // Keys of named entries (resources, services) never come from the environment: plain problems.
   checkServices(config, problems.list, HTTP_TOKEN, env);
   for (const check of checks) check(config, problems.list);
   for (const origin of config.cors.origins) {
     if (origin !== '*' && !isOrigin(origin)) problems.add('cors.origins', `"${origin}" is not an origin (scheme://host[:port], no path), nor "*"`);
+  }
+}
+
+/** The introspection endpoint's client credentials: both set (a variable that is unset or empty is named, never its value). */
+function checkIntrospection(config: Config, problems: Problems, env: NodeJS.ProcessEnv): void {
+  const introspection = config.auth.introspection;
+  if (introspection.url === null) return;
+  for (const key of ['clientId', 'clientSecret'] as const) {
+    const value = introspection[key];
+    const at = `auth.introspection.${key}`;
+    if (value === null) {
+      problems.add(at, `required with ${problems.name('auth.introspection.url')} (the identity provider authenticates the gateway with it)`);
+      continue;
+    }
+    const text = headerValueOf(value, env);
+    const source = typeof value === 'string' ? 'the value' : `the environment variable ${value.env}`;
+    if (text === undefined || text === '') problems.add(at, `${source} is not set`);
   }
 }

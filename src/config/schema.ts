@@ -174,6 +174,71 @@ const AUTH = section({
     default: 'customers:read:any',
     doc: 'Scope that lifts owner rules; a collection whose path lacks the owner parameter requires it.',
   }),
+  introspection: section({
+    url: url({
+      nullable: true,
+      default: null,
+      doc: 'Token introspection endpoint (RFC 7662) of the identity provider: a bearer token that is not a JWT is sent there (a POST with HTTP Basic client credentials). `null`: such a token is a 401. See [Opaque tokens](authentication.md#opaque-tokens-introspection).',
+    }),
+    clientId: headerValue({
+      nullable: true,
+      default: null,
+      doc: 'The gateway\'s client id at the introspection endpoint: `{"env": "VARIABLE"}` (read at start) or a string; never shown. Required with `auth.introspection.url`.',
+    }),
+    clientSecret: headerValue({
+      nullable: true,
+      default: null,
+      doc: 'The gateway\'s client secret at the introspection endpoint: `{"env": "VARIABLE"}` (read at start; keep it out of the file); never shown. Required with `auth.introspection.url`.',
+    }),
+    timeoutMs: integer({
+      min: 1,
+      max: 60_000,
+      unit: 'ms',
+      default: 2000,
+      doc: 'One deadline per introspection call over connect, head and the whole body; over it the call failed (503 with `Retry-After`, never 401).',
+    }),
+    maxBytes: integer({
+      min: 1024,
+      max: MiB,
+      unit: 'bytes',
+      default: 65_536,
+      doc: 'Largest introspection answer; a longer one is cut while it streams and the call failed.',
+    }),
+    maxCacheSeconds: integer({
+      min: 0,
+      max: 86_400,
+      unit: 's',
+      default: 300,
+      doc: "Longest an active answer is kept (never past the token's `exp`); a token revoked at the identity provider is accepted at most this long. `0` asks on every request.",
+    }),
+    inactiveCacheSeconds: integer({
+      min: 0,
+      max: 3600,
+      unit: 's',
+      default: 10,
+      doc: 'How long an inactive answer is kept, so a bad token repeated is refused (401) without asking again. `0` keeps none.',
+    }),
+    planField: nonEmptyString({
+      nullable: true,
+      default: null,
+      doc: "The field of an active introspection answer that names the caller's plan (a string); `null`: introspected tokens name no plan.",
+    }),
+    breaker: section({
+      failures: integer({
+        min: 0,
+        max: 1_000_000,
+        default: 5,
+        doc: 'Consecutive failed introspection calls (refused, time-out, 5xx, a malformed answer) that open its circuit breaker; `0` never opens it.',
+      }),
+      cooldownMs: integer({
+        min: 1,
+        max: MAX_MS,
+        unit: 'ms',
+        default: 5000,
+        doc: 'How long the open breaker answers tokens that need introspection with 503 at once before one probe call may pass.',
+      }),
+    }),
+  }),
 });
 
 const CACHE = section({
