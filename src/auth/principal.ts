@@ -14,6 +14,12 @@ export interface Principal {
   readonly expiresAtMs: number;
   /** The claims the gateway reads (owner rules, forwardClaims), in ClaimTable order. */
   readonly claims: readonly ClaimValue[];
+  /** How the caller proved who it is; undefined: a JWT (every principal before other schemes). */
+  readonly scheme?: 'jwt' | 'api-key' | 'introspection';
+  /** The client or consumer the credentials were issued to (an introspected token's `client_id`), for the access log. */
+  readonly consumer?: string;
+  /** The plan whose limits and quotas apply to the caller, when its credentials name one. */
+  readonly plan?: string;
 }
 
 /**

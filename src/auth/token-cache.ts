@@ -37,7 +37,7 @@ export class VerifiedToken implements Principal {
  * the token's tail needed the whole token kept to compare. ~0.6 µs a lookup (node:crypto's one-shot
  * hash): a token used lately is found in the recent-token table first, without it.
  */
-function keyOf(token: string): string {
+export function keyOf(token: string): string {
   return hash('sha256', token, 'binary');
 }
 
@@ -93,14 +93,14 @@ class RecentToken {
 const ENTRY_BYTES = 256;
 
 /**
- * Bytes one entry is charged: the subject's and the kept claims' characters (two each, in case
- * they are two-byte strings; 8 per slot), and ENTRY_BYTES. Not the token's: it is not kept.
+ * Bytes one entry is charged: the subject's, consumer's, plan's and the kept claims' characters
+ * (two each, in case they are two-byte strings; 8 per slot), and ENTRY_BYTES. Not the token's: it is not kept.
  * The kept scope set is shared and bounded apart (principal.ts, KeptScopes).
  */
 function entryBytes(principal: Principal): number {
   let claims = 0;
   for (const value of principal.claims) claims += 8 + (typeof value === 'string' ? 2 * value.length : 0);
-  return ENTRY_BYTES + 2 * (principal.subject?.length ?? 0) + claims;
+  return ENTRY_BYTES + 2 * ((principal.subject?.length ?? 0) + (principal.consumer?.length ?? 0) + (principal.plan?.length ?? 0)) + claims;
 }
 
 /**

@@ -19,6 +19,7 @@ export type HgErrorCode =
   | 'HG_ERR_AUTH_INVALID_TOKEN'
   | 'HG_ERR_AUTH_INSUFFICIENT_SCOPE'
   | 'HG_ERR_AUTH_KEYS_UNAVAILABLE'
+  | 'HG_ERR_AUTH_INTROSPECTION_UNAVAILABLE'
   | 'HG_ERR_CLAIM_NOT_FORWARDABLE'
   | 'HG_ERR_RATE_LIMITED'
   | 'HG_ERR_PIPELINE_TOO_DEEP'
@@ -108,6 +109,12 @@ export const ERRORS: Readonly<Record<HgErrorCode, ErrorDefinition>> = Object.fre
     slug: 'keys-unavailable',
     title: 'Service Unavailable',
     detail: 'The keys needed to verify the token could not be fetched; try again shortly.',
+  },
+  HG_ERR_AUTH_INTROSPECTION_UNAVAILABLE: {
+    status: 503,
+    slug: 'introspection-unavailable',
+    title: 'Service Unavailable',
+    detail: "The identity provider's introspection endpoint could not tell whether the token is active; try again shortly.",
   },
   HG_ERR_CLAIM_NOT_FORWARDABLE: {
     status: 400,

@@ -42,6 +42,59 @@ export function emptyJwksTally(): JwksTally {
   return { ok: 0, http_status: 0, not_json: 0, not_jwks: 0, too_large: 0, too_many_keys: 0, timeout: 0, refused: 0, unreachable: 0 };
 }
 
+/**
+ * How one introspection call ended: the endpoint's answer (`active`, `inactive`), or its failure
+ * (a status other than 200, an answer that is not JSON or has no `active` boolean, over
+ * auth.introspection.maxBytes, no full answer in time, refused, or another connection failure).
+ */
+export type IntrospectionResult = 'active' | 'inactive' | 'http_status' | 'malformed' | 'too_large' | 'timeout' | 'refused' | 'unreachable';
+
+/** Counted by the introspector (auth.introspection): plain fields, read at scrape time. */
+export interface IntrospectionTally {
+  /** Calls to the endpoint by result. */
+  readonly calls: Record<IntrospectionResult, number>;
+  /** Requests whose token's active answer was found in the introspected-token cache. */
+  cacheHits: number;
+  /** Requests whose token's inactive answer was found in the cache of inactive tokens. */
+  inactiveHits: number;
+  /** Tokens answered 503 at once while the introspection breaker was open (no call made). */
+  breakerOpen: number;
+}
+
+export function emptyIntrospectionTally(): IntrospectionTally {
+  return {
+    calls: { active: 0, inactive: 0, http_status: 0, malformed: 0, too_large: 0, timeout: 0, refused: 0, unreachable: 0 },
+    cacheHits: 0,
+    inactiveHits: 0,
+    breakerOpen: 0,
+  };
+}
+
+/** What the introspector reports to: its tally, and each call's time (a histogram). */
+export interface IntrospectionObserver {
+  readonly introspection: IntrospectionTally;
+  introspectionCall(result: IntrospectionResult, ms: number): void;
+}
+
+/** An observer that keeps the counts and drops the times (the cluster primary, tests). */
+export function countingIntrospectionObserver(): IntrospectionObserver {
+  return { introspection: emptyIntrospectionTally(), introspectionCall: () => {} };
+}
+
+/** The answers of one scheme by result, read off its tallies at scrape time. */
+function authentications(tokens: TokenTally, introspection: IntrospectionTally): [scheme: string, result: string, count: number][] {
+  let failed = introspection.breakerOpen;
+  for (const [result, count] of Object.entries(introspection.calls)) if (result !== 'active' && result !== 'inactive') failed += count;
+  return [
+    ['jwt', 'ok', tokens.cacheHits + tokens.verified],
+    ['jwt', 'invalid', tokens.rejected],
+    ['jwt', 'unavailable', tokens.keysUnavailable],
+    ['introspection', 'ok', introspection.cacheHits + introspection.calls.active],
+    ['introspection', 'invalid', introspection.inactiveHits + introspection.calls.inactive],
+    ['introspection', 'unavailable', failed],
+  ];
+}
+
 export type UpstreamOutcome = 'ok' | 'not_found' | 'bad_status' | 'bad_body' | 'timeout' | 'unreachable' | 'rejected';
 
 /** Told about every upstream request when it settles (the miss path: prom-client directly), by service name. */
@@ -113,12 +166,13 @@ class RequestDurationHistogram extends Histogram<RequestLabel> {
  * Every metric of one gateway, in its own prom-client registry (no global state: tests build many
  * gateways in one process). Hot-path counts are plain numbers read at scrape time.
  */
-export class Metrics implements UpstreamObserver {
+export class Metrics implements UpstreamObserver, IntrospectionObserver {
   readonly registry = new Registry();
   readonly requests = new RequestStats();
   readonly cache: CacheTally = { hits: 0, misses: 0, stale: 0, evictions: 0 };
   readonly tokens: TokenTally = { cacheHits: 0, verified: 0, rejected: 0, keysUnavailable: 0 };
   readonly jwks: JwksTally = emptyJwksTally();
+  readonly introspection: IntrospectionTally = emptyIntrospectionTally();
   inFlight = 0;
   #cacheEntries: () => number = () => 0;
   #tokenCacheBytes: () => number = () => 0;
@@ -129,6 +183,7 @@ export class Metrics implements UpstreamObserver {
   readonly #upstreamSeconds: Histogram<'service' | 'outcome'>;
   readonly #upstreamRetries: Counter<'service'>;
   readonly #passthroughCuts: Counter<'route' | 'reason'>;
+  readonly #introspectionSeconds: Histogram<'result'>;
 
   constructor(options: { processMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -221,6 +276,50 @@ export class Metrics implements UpstreamObserver {
         this.set(self.#jwksAgeSeconds());
       },
     });
+    const introspection = this.introspection;
+    new Counter<'result'>({
+      name: 'hypergate_introspection_calls_total',
+      help: 'Calls to the token introspection endpoint (auth.introspection.url), by result',
+      labelNames: ['result'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [result, count] of Object.entries(introspection.calls)) this.inc({ result }, count);
+      },
+    });
+    new Counter<'answer'>({
+      name: 'hypergate_introspection_cache_hits_total',
+      help: 'Requests whose opaque token was answered from the introspection caches, by the answer kept (active, inactive)',
+      labelNames: ['answer'],
+      registers,
+      collect() {
+        this.reset();
+        this.inc({ answer: 'active' }, introspection.cacheHits);
+        this.inc({ answer: 'inactive' }, introspection.inactiveHits);
+      },
+    });
+    tally(
+      'hypergate_introspection_breaker_open_total',
+      'Opaque tokens answered 503 at once while the introspection circuit breaker was open',
+      () => introspection.breakerOpen,
+    );
+    this.#introspectionSeconds = new Histogram({
+      name: 'hypergate_introspection_duration_seconds',
+      help: 'Time of one call to the token introspection endpoint until its whole answer was read, in seconds, by result',
+      labelNames: ['result'],
+      buckets: UPSTREAM_BUCKETS_S,
+      registers,
+    });
+    new Counter<'scheme' | 'result'>({
+      name: 'hypergate_authentications_total',
+      help: 'Requests whose credentials were checked, by scheme (jwt, introspection) and result (ok, invalid, unavailable)',
+      labelNames: ['scheme', 'result'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [scheme, result, count] of authentications(self.tokens, introspection)) this.inc({ scheme, result }, count);
+      },
+    });
     this.#upstreamTotal = new Counter({
       name: 'hypergate_upstream_requests_total',
       help: 'Requests to upstream services, by service and outcome',
@@ -252,6 +351,10 @@ export class Metrics implements UpstreamObserver {
   upstreamResult(service: string, outcome: UpstreamOutcome, ms: number): void {
     this.#upstreamTotal.inc({ service, outcome });
     this.#upstreamSeconds.observe({ service, outcome }, ms / 1000);
+  }
+
+  introspectionCall(result: IntrospectionResult, ms: number): void {
+    this.#introspectionSeconds.observe({ result }, ms / 1000);
   }
 
   upstreamRetry(service: string): void {
