@@ -7,6 +7,7 @@ import { assertTokenSyntax, isCanonicalSignature } from './bearer.ts';
 import { invalidToken } from './challenge.ts';
 import { ClaimTable } from './claims.ts';
 import { verificationError } from './jose-errors.ts';
+import { isOpaqueToken, type Introspector } from './introspection.ts';
 import type { KeySource } from './keys.ts';
 import { KeptScopes, type Principal } from './principal.ts';
 import { recentSlot, TokenCache, VerifiedToken } from './token-cache.ts';
@@ -76,6 +77,7 @@ export class TokenVerifier {
   readonly #claims: ClaimTable;
   readonly #scopes: KeptScopes;
   readonly #verifying = new SingleFlight<Principal>();
+  readonly #introspector: Introspector | null;
   /** Cache hits and verification results, read by /metrics. */
   readonly tally: TokenTally;
 
@@ -87,8 +89,10 @@ export class TokenVerifier {
     keptScopes: readonly string[],
     tally: TokenTally = { cacheHits: 0, verified: 0, rejected: 0, keysUnavailable: 0 },
     claims: ClaimTable = new ClaimTable([]),
+    introspector: Introspector | null = null,
   ) {
     this.tally = tally;
+    this.#introspector = introspector;
     this.#keys = keys;
     this.#clock = clock;
     this.#tokens = new TokenCache(auth, clock);
@@ -118,15 +122,25 @@ export class TokenVerifier {
     return this.#tokens.cachedBytes;
   }
 
-  /** The hot path: a token verified before and not yet expired. No crypto, no promise. */
+  /**
+   * The hot path: a token verified before and not yet expired. No crypto, no promise. An opaque
+   * token's kept introspection answer is looked up only once the verified tokens lack it.
+   */
   cached(token: string): Principal | undefined {
     const principal = this.#tokens.get(token);
-    if (principal !== undefined) this.tally.cacheHits++;
-    return principal;
+    if (principal !== undefined) {
+      this.tally.cacheHits++;
+      return principal;
+    }
+    return this.#introspector?.cached(token);
   }
 
-  /** Full verification with jose, one at a time per token; only successes are cached, and never past `exp`. */
+  /**
+   * Full verification with jose, one at a time per token; only successes are cached, and never past
+   * `exp`. A token that is not a JWT goes to the introspection endpoint instead, when one is configured.
+   */
   verify(token: string): Promise<Principal> {
+    if (this.#introspector !== null && isOpaqueToken(token)) return this.#introspector.introspect(token);
     return this.#verifying.run(token, () => this.#verify(token));
   }
 

@@ -1,4 +1,5 @@
 import { ClaimTable } from '../auth/claims.ts';
+import { Introspector } from '../auth/introspection.ts';
 import { KeySourceError, resolveKeySource, type KeySource } from '../auth/keys.ts';
 import { checkedScopes } from '../auth/scopes.ts';
 import { TokenVerifier } from '../auth/verifier.ts';
@@ -6,7 +7,7 @@ import type { Clock } from '../lib/clock.ts';
 import { sameValue } from '../lib/same-value.ts';
 import type { Config } from '../config/types.ts';
 import type { Logger } from '../observability/logger.ts';
-import type { JwksTally, TokenTally } from '../observability/metrics.ts';
+import { countingIntrospectionObserver, type IntrospectionObserver, type JwksTally, type TokenTally } from '../observability/metrics.ts';
 
 /** Verified tokens keep the same claims, cut at the same length. */
 const sameClaims = (a: ClaimTable, b: ClaimTable): boolean => sameValue(a.names, b.names) && sameValue(a.maxChars, b.maxChars);
@@ -24,6 +25,10 @@ export interface AuthDeps {
   readonly logger: Logger;
   readonly tokens: TokenTally;
   readonly jwks: JwksTally;
+  /** Where introspection calls are counted and timed (auth.introspection); none given: counted, not timed. */
+  readonly introspection?: IntrospectionObserver;
+  /** Where the introspection client credentials' variables are read; process.env when not given. */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 export interface AuthParts {
@@ -53,7 +58,13 @@ export async function buildAuth(config: Config, previous: AuthBefore | null, dep
   const { clock, logger } = deps;
   const keptScopes = checkedScopes(config);
   const claims = ClaimTable.of(config);
-  const fresh = (keySource: KeySource): TokenVerifier => new TokenVerifier(config.auth, keySource, clock, keptScopes, deps.tokens, claims);
+  const introspection = deps.introspection ?? countingIntrospectionObserver();
+  // A new verifier asks the introspection endpoint afresh too: its kept answers go with the old one.
+  const introspector = (): Introspector | null =>
+    config.auth.introspection.url === null
+      ? null
+      : new Introspector(config.auth, deps.env ?? process.env, keptScopes, claims, { clock, logger, observer: introspection });
+  const fresh = (keySource: KeySource): TokenVerifier => new TokenVerifier(config.auth, keySource, clock, keptScopes, deps.tokens, claims, introspector());
   const before = previous?.keySource.remote ?? null;
   // The running key set of the same JWKS URL, if any: its keys are what a failed fetch keeps.
   const sameUrl = before !== null && before.url === config.auth.jwksUrl ? before : null;

@@ -87,7 +87,13 @@ const DONE: Promise<null> = Promise.resolve(null);
  */
 export async function buildPipeline(config: Config, previous: Pipeline | null, parts: PipelineParts): Promise<Pipeline> {
   const { clock, logger, metrics, upstreamUrlOf } = parts;
-  const { keySource, verifier, keysKept, claims } = await buildAuth(config, previous, { clock, logger, tokens: metrics.tokens, jwks: metrics.jwks });
+  const { keySource, verifier, keysKept, claims } = await buildAuth(config, previous, {
+    clock,
+    logger,
+    tokens: metrics.tokens,
+    jwks: metrics.jwks,
+    introspection: metrics,
+  });
   // Cached entries were rendered under the old declarations, Vary (CORS) and upstreams; a change
   // there, or to the cache's own settings, starts an empty cache rather than serve them.
   const renderedAlike =
