@@ -1,10 +1,11 @@
 /**
  * The micro-benchmarks of the hot path's pieces, each against its simplest alternative:
- *   npm run bench:micro [-- --ms 300] [--only bearer,token-cache,age,header-write,jose]
+ *   npm run bench:micro [-- --ms 300] [--only bearer,token-cache,auth-hit,age,header-write,jose]
  * Plain loops with process.hrtime.bigint(); nothing to install.
  */
 import { parseArgs } from '../../src/lib/cli-args.ts';
 import { age } from './age.ts';
+import { authHit } from './auth-hit.ts';
 import { bearer } from './bearer.ts';
 import { headerWrite } from './header-write.ts';
 import { joseVerify } from './jose-verify.ts';
@@ -14,6 +15,7 @@ import { tokenCache } from './token-cache.ts';
 const ALL: Record<string, (ms: number) => Comparison | Comparison[] | Promise<Comparison[]>> = {
   bearer,
   'token-cache': tokenCache,
+  'auth-hit': authHit,
   age,
   'header-write': headerWrite,
   jose: joseVerify,
