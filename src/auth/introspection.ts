@@ -19,6 +19,9 @@ import { keyOf, recentSlot, TokenCache } from './token-cache.ts';
 /** Inactive answers remembered at most: past this the oldest go (a forgotten one is only asked again). */
 const MAX_INACTIVE = 10_000;
 
+/** At most one warning about failed calls per this long: an outage with the breaker off fails every call. */
+const WARN_EVERY_MS = 1000;
+
 export interface IntrospectorDeps {
   readonly clock: Clock;
   readonly logger: Logger;
@@ -81,6 +84,9 @@ export class Introspector {
   readonly #breaker: CircuitBreaker;
   readonly #scopes: KeptScopes;
   readonly #claims: ClaimTable;
+  #warnedAtMs = Number.NEGATIVE_INFINITY;
+  /** Failed calls not logged since the last warning. */
+  #unlogged = 0;
 
   /** `auth.introspection.url` must be set; `env` holds the client credentials' variables. */
   constructor(auth: AuthConfig, env: NodeJS.ProcessEnv, keptScopes: readonly string[], claims: ClaimTable, deps: IntrospectorDeps) {
@@ -152,10 +158,7 @@ export class Introspector {
       tally.calls[failure.result]++;
       this.#observer.introspectionCall(failure.result, performance.now() - started);
       const open = this.#breaker.state === 'open';
-      this.#logger.warn(
-        `could not introspect a token at ${this.#call.url.href}: ${failure.message}; it gets 503${open ? ' (the introspection breaker is open)' : ''}`,
-        { event: 'introspection', url: this.#call.url.href, result: failure.result, cause: failure.message },
-      );
+      this.#warn(failure, open);
       throw unavailable(open ? Math.max(1, Math.ceil(this.#breakerCooldownMs / 1000)) : 1, failure);
     }
     this.#breaker.succeeded(probe);
@@ -173,6 +176,23 @@ export class Introspector {
     const principal = this.#principalOf(token, answer, Math.min(exp, nowMs + this.#maxCacheMs));
     this.#tokens.add(token, principal, nowMs);
     return principal;
+  }
+
+  /** A failed call's warning (the URL and the cause, never the token), at most one per WARN_EVERY_MS; the ones left out are counted in the next. */
+  #warn(failure: IntrospectionError, open: boolean): void {
+    const nowMs = this.#clock.now();
+    if (nowMs - this.#warnedAtMs < WARN_EVERY_MS) {
+      this.#unlogged++;
+      return;
+    }
+    const more = this.#unlogged;
+    this.#warnedAtMs = nowMs;
+    this.#unlogged = 0;
+    const url = this.#call.url.href;
+    this.#logger.warn(
+      `could not introspect a token at ${url}: ${failure.message}; it gets 503${open ? ' (the introspection breaker is open)' : ''}${more > 0 ? ` (${more} more failed calls since the last warning)` : ''}`,
+      { event: 'introspection', url, result: failure.result, cause: failure.message, unlogged: more },
+    );
   }
 
   /**

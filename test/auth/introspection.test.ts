@@ -3,6 +3,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get, problemOf } from '../helpers/gateway.ts';
 import { startIntrospectionServer, type IntrospectionServer } from '../helpers/introspection-server.ts';
+import { captureLog, type CapturedLog } from '../helpers/log.ts';
 import { sample } from '../helpers/metrics.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -195,18 +196,25 @@ describe('opaque tokens by introspection (RFC 7662)', () => {
 
 describe('an introspection endpoint that is down', () => {
   let fx: Fixture;
+  let log: CapturedLog;
   before(async () => {
+    log = captureLog();
     // Nothing listens on port 9: every call is refused.
-    fx = await startFixture({
-      auth: { introspection: { url: 'http://127.0.0.1:9/introspect', ...CREDENTIALS, breaker: { failures: 3, cooldownMs: 30_000 } } },
-      rateLimit: { requestsPerSecond: 1, burst: 2 },
-    });
+    fx = await startFixture(
+      {
+        auth: { introspection: { url: 'http://127.0.0.1:9/introspect', ...CREDENTIALS, breaker: { failures: 3, cooldownMs: 30_000 } } },
+        rateLimit: { requestsPerSecond: 1, burst: 2 },
+      },
+      { logger: log.logger },
+    );
   });
   after(() => fx.close());
 
   test('answers 503 with Retry-After (never 401), charges nothing to the address, and its breaker stops the calls', async () => {
+    const tokens: string[] = [];
     for (let i = 0; i < 6; i++) {
-      const answer = await get(`${fx.gw.url}/api/customers/1`, bearer(opaque()));
+      tokens.push(opaque());
+      const answer = await get(`${fx.gw.url}/api/customers/1`, bearer(tokens[i] as string));
       assert.equal(answer.status, 503, answer.text);
       assert.ok(Number(answer.headers['retry-after']) >= 1);
     }
@@ -214,6 +222,15 @@ describe('an introspection endpoint that is down', () => {
     assert.equal(sample(text, 'hypergate_introspection_calls_total', { result: 'refused' }), 3);
     assert.equal(sample(text, 'hypergate_introspection_breaker_open_total'), 3);
     assert.equal(sample(text, 'hypergate_authentications_total', { scheme: 'introspection', result: 'unavailable' }), 6);
+    // One warning for the three failed calls (the clock stood still), naming the endpoint, never a token or the secret.
+    const warnings = log.records().filter((r) => r['event'] === 'introspection');
+    assert.equal(warnings.length, 1);
+    assert.equal(warnings[0]?.['url'], 'http://127.0.0.1:9/introspect');
+    assert.equal(warnings[0]?.['result'], 'refused');
+    for (const line of log.lines) {
+      for (const token of tokens) assert.equal(line.includes(token), false, line);
+      assert.equal(line.includes('s3cret'), false, line);
+    }
     // The address's budget (a burst of 2) is untouched: two bad tokens are still 401, the third 429.
     const bad = `${(await fx.token()).slice(0, -6)}AAAAAA`;
     assert.equal((await get(`${fx.gw.url}/api/customers/1`, bearer(bad))).status, 401);
