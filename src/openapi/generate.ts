@@ -122,14 +122,23 @@ function securityOf(doc: RouteDoc): Record<string, string[]>[] {
   return doc.public === true ? [{}, bearer] : [bearer];
 }
 
-function operation(method: RouteDef['method'], doc: RouteDoc, rateLimited: boolean): Record<string, unknown> {
+/** What the gateway's settings add to every authorized operation's answers. */
+interface AuthAnswers {
+  /** rateLimit is on: 429. */
+  readonly rateLimited: boolean;
+  /** auth.introspection.url is set: an opaque token's introspection may fail (503). */
+  readonly introspection: boolean;
+}
+
+function operation(method: RouteDef['method'], doc: RouteDoc, auth: AuthAnswers): Record<string, unknown> {
   const head = method === 'HEAD';
   const content = Object.fromEntries(Object.entries(doc.ok.content).map(([type, schema]) => [type, { schema: { $ref: `#/components/schemas/${schema}` } }]));
   const authorized = doc.scopes.length > 0;
   const errors = [
     ...doc.errors,
     ...(authorized ? AUTH_ERRORS : []),
-    ...(authorized && rateLimited ? (['HG_ERR_RATE_LIMITED'] as const) : []),
+    ...(authorized && auth.introspection ? (['HG_ERR_AUTH_INTROSPECTION_UNAVAILABLE'] as const) : []),
+    ...(authorized && auth.rateLimited ? (['HG_ERR_RATE_LIMITED'] as const) : []),
     ...COMMON_ERRORS,
   ];
   if (doc.write !== undefined) return writeOperation({ ...doc, write: doc.write }, errors, content);
@@ -177,6 +186,8 @@ export interface OpenApiInfo {
   readonly readAnyScope: string;
   /** rateLimit is on: authorized routes may answer 429. */
   readonly rateLimited?: boolean;
+  /** auth.introspection.url is set: opaque tokens are accepted, and their introspection may fail (503). */
+  readonly introspection?: boolean;
   /** cors.origins is set: a preflight answers OPTIONS with the Access-Control-* fields. */
   readonly cors?: boolean;
   /** The component schemas the routes' docs refer to (generated from the resource table). */
@@ -186,6 +197,7 @@ export interface OpenApiInfo {
 /** The OpenAPI 3.1 document of exactly these routes (the table the router is built from). */
 export function generateOpenApi(routes: readonly RouteDef[], info: OpenApiInfo): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
+  const auth: AuthAnswers = { rateLimited: info.rateLimited === true, introspection: info.introspection === true };
   // Per path, the doc OPTIONS takes its parameters and name from: the GET's, else the first route's.
   const docs = new Map<string, RouteDoc>();
   for (const route of routes) {
@@ -194,7 +206,7 @@ export function generateOpenApi(routes: readonly RouteDef[], info: OpenApiInfo):
       throw new Error(`route ${route.method} ${route.path}: only reads and writes are described (and pass-through routes)`);
     const key = route.doc.passthrough?.path ?? openApiPath(route.path);
     paths[key] ??= {};
-    paths[key][route.method.toLowerCase()] = operation(route.method, route.doc, info.rateLimited === true);
+    paths[key][route.method.toLowerCase()] = operation(route.method, route.doc, auth);
     if (route.method === 'GET' || !docs.has(key)) docs.set(key, route.doc);
   }
   for (const [key, ops] of Object.entries(paths)) {
@@ -225,7 +237,7 @@ export function generateOpenApi(routes: readonly RouteDef[], info: OpenApiInfo):
           scheme: 'bearer',
           bearerFormat: 'JWT',
           description:
-            `A JWT in Authorization: Bearer. Scopes (scope or scp claim): each route lists its own ("${info.requiredScope}" by default); ` +
+            `${info.introspection === true ? 'A JWT, or an opaque token the identity provider introspects,' : 'A JWT'} in Authorization: Bearer. Scopes (scope or scp claim): each route lists its own ("${info.requiredScope}" by default); ` +
             `"${info.readAnyScope}" lifts a resource's owner rule, and is then needed for a collection whose path lacks the owner parameter.`,
         },
       },

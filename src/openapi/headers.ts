@@ -55,6 +55,7 @@ const BY_CODE: Partial<Record<HgErrorCode, Readonly<Record<string, HeaderDoc>>>>
   HG_ERR_AUTH_INSUFFICIENT_SCOPE: { 'WWW-Authenticate': CHALLENGE },
   HG_ERR_NOT_OWNER: { 'WWW-Authenticate': CHALLENGE },
   HG_ERR_AUTH_KEYS_UNAVAILABLE: { 'Retry-After': RETRY_AFTER },
+  HG_ERR_AUTH_INTROSPECTION_UNAVAILABLE: { 'Retry-After': RETRY_AFTER },
   HG_ERR_UPSTREAM_UNAVAILABLE: { 'Retry-After': RETRY_AFTER },
   HG_ERR_RATE_LIMITED: {
     'Retry-After': RETRY_AFTER,

@@ -38,6 +38,7 @@ export function openApiRoutes(ctx: GatewayContext, parts: ServingParts, access: 
           requiredScope: config.auth.requiredScope,
           readAnyScope: config.auth.readAnyScope,
           rateLimited: access.rateLimited,
+          introspection: config.auth.introspection.url !== null,
           cors: config.cors.origins.length > 0,
           schemas: componentSchemas(table, apiRootResource(table)),
         }),

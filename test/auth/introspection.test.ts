@@ -28,7 +28,7 @@ describe('opaque tokens by introspection (RFC 7662)', () => {
         introspection: {
           url: idp.url,
           ...CREDENTIALS,
-          timeoutMs: 300,
+          timeoutMs: 2000,
           maxCacheSeconds: 60,
           inactiveCacheSeconds: 10,
           planField: 'plan',
@@ -158,7 +158,7 @@ describe('opaque tokens by introspection (RFC 7662)', () => {
     assert.equal(idp.calls.length, calls + 1);
   });
 
-  test('a slow endpoint: past timeoutMs the answer is 503 with Retry-After, never 401', async () => {
+  test('a slow endpoint: past timeoutMs (2 s here) the answer is 503 with Retry-After, never 401', async () => {
     idp.mode = { kind: 'silent' };
     const answer = await get(`${fx.gw.url}/api/customers/1`, bearer(opaque()));
     assert.equal(answer.status, 503);
@@ -184,6 +184,13 @@ describe('opaque tokens by introspection (RFC 7662)', () => {
     }
     assert.ok((await metric('hypergate_introspection_calls_total', { result: 'malformed' })) >= 3);
     assert.ok((await metric('hypergate_introspection_calls_total', { result: 'http_status' })) >= 1);
+  });
+
+  test('the OpenAPI document says authorized operations may answer 503 introspection-unavailable', async () => {
+    const answer = await get(`${fx.gw.url}/api/openapi.json`, bearer(activeToken()));
+    assert.equal(answer.status, 200);
+    assert.ok(answer.text.includes('introspection-unavailable'));
+    assert.ok(answer.text.includes('an opaque token the identity provider introspects'));
   });
 
   test('JWTs are verified as before and never sent to the endpoint', async () => {
