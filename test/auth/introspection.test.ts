@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import { basicCredentials } from '../../src/auth/introspection-call.ts';
+import { isOpaqueToken } from '../../src/auth/introspection.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get, problemOf } from '../helpers/gateway.ts';
 import { startIntrospectionServer, type IntrospectionServer } from '../helpers/introspection-server.ts';
+import { makeKey, signToken } from '../helpers/keys.ts';
 import { captureLog, type CapturedLog } from '../helpers/log.ts';
 import { sample } from '../helpers/metrics.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -243,5 +246,21 @@ describe('an introspection endpoint that is down', () => {
     assert.equal((await get(`${fx.gw.url}/api/customers/1`, bearer(bad))).status, 401);
     assert.equal((await get(`${fx.gw.url}/api/customers/1`, bearer(bad))).status, 401);
     assert.equal((await get(`${fx.gw.url}/api/customers/1`, bearer(bad))).status, 429);
+  });
+});
+
+describe('which bearer tokens are opaque', () => {
+  test('a JWS compact serialization is a JWT; anything else goes to the introspection endpoint', async () => {
+    const jwt = await signToken(await makeKey('ES256'), {});
+    assert.equal(isOpaqueToken(jwt), false);
+    assert.equal(isOpaqueToken(`${jwt.slice(0, jwt.lastIndexOf('.'))}.`), false, 'a JWS with a bad signature is still a JWT (401)');
+    for (const token of ['2YotnFZFEjr1zCsicMWpAA', 'a.b', 'abc.def.ghi', `${jwt}.extra`, 'x..y', 'bm90IGpzb24.e30.c2ln']) {
+      assert.equal(isOpaqueToken(token), true, token);
+    }
+  });
+
+  test('client credentials are form-encoded before Basic (RFC 6749 section 2.3.1)', () => {
+    assert.equal(basicCredentials('client', 'secret'), `Basic ${Buffer.from('client:secret').toString('base64')}`);
+    assert.equal(basicCredentials('a:b', 'é ü'), `Basic ${Buffer.from('a%3Ab:%C3%A9+%C3%BC').toString('base64')}`);
   });
 });
