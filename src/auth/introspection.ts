@@ -50,6 +50,9 @@ function unavailable(retryAfterSeconds: number, cause: unknown): HgError {
   return new HgError('HG_ERR_AUTH_INTROSPECTION_UNAVAILABLE', { headers: { 'Retry-After': String(retryAfterSeconds) }, cause });
 }
 
+/** Longest plan name kept from an answer (a declared plan's name is at most 64 characters): a longer one names no plan. */
+const MAX_PLAN_CHARS = 64;
+
 /** A string field of the answer, or undefined. */
 function text(answer: IntrospectionAnswer, field: string): string | undefined {
   const value = answer[field];
@@ -195,6 +198,12 @@ export class Introspector {
     );
   }
 
+  /** The plan field's value as kept: a short string, else none (the default plan applies). */
+  #planOf(answer: IntrospectionAnswer): string | undefined {
+    const plan = this.#planField === null ? undefined : text(answer, this.#planField);
+    return plan !== undefined && plan.length <= MAX_PLAN_CHARS ? plan : undefined;
+  }
+
   /**
    * An active answer as a principal: `sub` its subject, or, for a token issued to a client on its
    * own behalf (client credentials, no `sub`), its `client_id`; `scope` (space-separated) and the
@@ -211,7 +220,7 @@ export class Introspector {
       this.#claims.keep(claims),
       recentSlot(token),
       clientId,
-      this.#planField === null ? undefined : text(answer, this.#planField),
+      this.#planOf(answer),
     );
   }
 }

@@ -85,6 +85,12 @@ describe('opaque tokens by introspection (RFC 7662)', () => {
     assert.deepEqual([...principal.scopes], ['customers:read'], 'only the scopes the gateway checks are kept');
   });
 
+  test('a plan field longer than a plan name (64 characters) names no plan', async () => {
+    const token = activeToken({ plan: 'p'.repeat(65) });
+    assert.equal((await get(`${fx.gw.url}/api/customers/1`, bearer(token))).status, 200);
+    assert.equal(fx.gw.gateway.verifier.cached(token)?.plan, undefined);
+  });
+
   test('a token issued to a client on its own behalf (no sub) has its client_id as subject', async () => {
     const token = activeToken({ sub: undefined, client_id: 'batch-job' });
     assert.equal((await get(`${fx.gw.url}/api/customers/1`, bearer(token))).status, 200);
