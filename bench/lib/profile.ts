@@ -37,6 +37,17 @@ export interface Frame {
 
 const sourceMaps = new Map<string, SourceMap | null>();
 
+/** V8's sampling interval under --cpu-prof (its default, 1 ms), in µs. */
+const SAMPLE_INTERVAL_US = 1000;
+/**
+ * The most one sample counts for. A sample's time is the wall-clock gap since the one before it;
+ * on a loaded machine the process is sometimes off the CPU for tens of ms between two samples,
+ * and that whole gap would be charged to whatever frame happened to be on top (one 188 ms sample
+ * made a header check look like 2 µs a request). Past this, the gap is time off the CPU, counted
+ * apart (offCpuUs), not a frame's.
+ */
+const MAX_SAMPLE_US = 2 * SAMPLE_INTERVAL_US;
+
 /** The source map beside a compiled file (`dist/x.js.map`, as `npm run build` writes it), or null. */
 function sourceMapOf(url: string): SourceMap | null {
   let map = sourceMaps.get(url);
@@ -69,20 +80,27 @@ function place(url: string, line: number, column: number): string {
 /**
  * Self time per frame, in µs, and the busy and idle totals. With `window` (µs of the monotonic
  * clock, which V8's profile timestamps and process.hrtime share on Linux), only samples inside it
- * count: the load, not start-up.
+ * count: the load, not start-up. A sample counts for MAX_SAMPLE_US at most; the rest of its gap
+ * is `offCpuUs`.
  */
-function selfTimes(file: string, window?: { readonly fromUs: number; readonly toUs: number }): { self: Map<string, number>; busyUs: number; idleUs: number } {
+function selfTimes(
+  file: string,
+  window?: { readonly fromUs: number; readonly toUs: number },
+): { self: Map<string, number>; busyUs: number; idleUs: number; offCpuUs: number } {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<string, number>();
   let idleUs = 0;
   let busyUs = 0;
+  let offCpuUs = 0;
   let at = profile.startTime;
   profile.samples.forEach((id, i) => {
     const node = byId.get(id);
-    const us = profile.timeDeltas[i] ?? 0;
-    at += us;
+    const gap = profile.timeDeltas[i] ?? 0;
+    at += gap;
     if (node === undefined || (window !== undefined && (at < window.fromUs || at > window.toUs))) return;
+    const us = Math.min(gap, MAX_SAMPLE_US);
+    offCpuUs += gap - us;
     const name = node.callFrame.functionName || '(anonymous)';
     if (name === '(idle)') {
       idleUs += us;
@@ -92,7 +110,7 @@ function selfTimes(file: string, window?: { readonly fromUs: number; readonly to
     const key = name + place(node.callFrame.url, node.callFrame.lineNumber, node.callFrame.columnNumber);
     self.set(key, (self.get(key) ?? 0) + us);
   });
-  return { self, busyUs, idleUs };
+  return { self, busyUs, idleUs, offCpuUs };
 }
 
 /** The `count` frames with the most self time, from selfTimes. */
@@ -182,14 +200,14 @@ async function profileOne(
   await server.stop('SIGTERM');
   const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
   if (file === undefined) throw new Error(`${spec.name} wrote no CPU profile`);
-  const { self, busyUs, idleUs } = selfTimes(join(profDir, file), { fromUs, toUs });
+  const { self, busyUs, idleUs, offCpuUs } = selfTimes(join(profDir, file), { fromUs, toUs });
   const frames = topFrames(self, busyUs, 30);
   mkdirSync(opts.resultsDir, { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   copyFileSync(join(profDir, file), join(opts.resultsDir, `${name}-${spec.name.replace(/[^\w.-]/g, '_')}-${stamp}.cpuprofile`));
   const requests = Math.max(1, load.requests);
   const busyUsPerRequest = busyUs / requests;
-  const summary = `CPU profile of ${spec.name} under ${name} (${opts.tool}, ${opts.connections} connections, ${opts.seconds} s after ${opts.warmSeconds} s of warm-up; samples of the measured part only): ${load.requests} requests, busy ${(busyUs / 1000).toFixed(0)} ms (${busyUsPerRequest.toFixed(2)} µs a request), idle ${(idleUs / 1000).toFixed(0)} ms. Top self-time frames:\n\n${framesTable(frames, load.requests)}\n`;
+  const summary = `CPU profile of ${spec.name} under ${name} (${opts.tool}, ${opts.connections} connections, ${opts.seconds} s after ${opts.warmSeconds} s of warm-up; samples of the measured part only): ${load.requests} requests, busy ${(busyUs / 1000).toFixed(0)} ms (${busyUsPerRequest.toFixed(2)} µs a request), idle ${(idleUs / 1000).toFixed(0)} ms, off the CPU between samples ${(offCpuUs / 1000).toFixed(0)} ms (not counted). Top self-time frames:\n\n${framesTable(frames, load.requests)}\n`;
   writeFileSync(join(opts.resultsDir, `profile-${spec.name.replace(/[^\w.-]/g, '_')}-${stamp}.md`), summary);
   const perRequest = new Map([...self].map(([frame, us]) => [frame, us / requests]));
   return { summary, profiled: { name: spec.name, perRequest, busyUsPerRequest } };
