@@ -19,7 +19,7 @@ import { measure, type RunRecord } from './lib/measure.ts';
 import { USAGE, parseOptions } from './lib/options.ts';
 import { profiledScenario, profileHot } from './lib/profile.ts';
 import { collect, hasTaskset, nodeArgv, ROOT, SERVER_CORE, spawnPinned } from './lib/proc.ts';
-import { appendResults, mixedNotes, runInfo, summarise, table, writeJson } from './lib/report.ts';
+import { appendResults, mixedNotes, runInfo, summarise, table, tailNotes, writeJson } from './lib/report.ts';
 import { ACCEPT, HOT_PATH, SCENARIOS, type PrepareContext } from './lib/scenarios.ts';
 import { baseline, hypergate, SERVERS, startUpstream, type ServerSpec, type StartContext, type Upstream } from './lib/servers.ts';
 import { startRedis, type RedisServer } from '../test/helpers/redis.ts';
@@ -111,7 +111,7 @@ async function main(): Promise<void> {
           const r = await measure(scenario.name, spec, prepared, start, upstream, opts, round);
           records.push(r);
           say(
-            `  round ${round} ${spec.name}: ${Math.round(r.reqPerSec)} req/s, p99 ${(r.p99Us / 1000).toFixed(2)} ms, ${r.cpuUsPerRequest.toFixed(1)} µs CPU/request, ${r.upstreamRequests} upstream requests`,
+            `  round ${round} ${spec.name}: ${Math.round(r.reqPerSec)} req/s, p99 ${(r.p99Us / 1000).toFixed(2)} ms, ${r.cpuUsPerRequest.toFixed(1)} µs CPU/request, ${r.upstreamRequests} upstream requests${r.loopDelay === undefined ? '' : `, event loop delay max ${r.loopDelay.maxMs.toFixed(1)} ms`}`,
           );
           if (!prepared.herd && r.serverCpuShare < 0.25)
             say(
@@ -135,6 +135,7 @@ async function main(): Promise<void> {
     for (const row of rows.filter((r) => r.scenario === 'herd' && r.server !== 'baseline'))
       notes.push(`herd: ${row.server} made ${row.upstreamRequests} upstream request(s) for 1,000 concurrent requests`);
     notes.push(...mixedNotes(records));
+    notes.push(...tailNotes(records));
     for (const b of built) notes.push(`${b.name}: ${b.source}, started as \`${startLine(b)}\``);
     if (measured.some((n) => n === 'baseline' || n.startsWith('fastify')) || opts.compare !== null)
       notes.push(`the baseline and the peer run compiled, with this checkout's start flags (${built[0]?.nodeFlags.join(' ')})`);

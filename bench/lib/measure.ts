@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';
 import { header, httpGet } from './http.ts';
 import { parseMarked, runLoad, type LoadResult, type MixedCounts, type Tool } from './load.ts';
+import { scrapeLoopDelay, type LoopDelay } from './loop-delay.ts';
 import { collect, LOAD_CORE, nodeArgv, spawnPinned, treeCpuMs } from './proc.ts';
 import { FRESH_RATE_CAP, HERD_CONNECTIONS, type MixedLoad, type Prepared, type Sample } from './scenarios.ts';
 import type { ServerSpec, StartContext, Upstream } from './servers.ts';
@@ -44,6 +45,8 @@ export interface RunRecord {
   readonly serverCpuShare: number;
   /** The mixed scenario's counts. */
   readonly mixed?: MixedCounts;
+  /** A hypergate's event-loop delays over the measured part (loop-delay.ts); absent for the other servers. */
+  readonly loopDelay?: LoopDelay;
 }
 
 async function checkSamples(url: string, samples: readonly Sample[], server: string): Promise<void> {
@@ -122,6 +125,8 @@ export async function measure(
     if ('listFile' in prepared.warm) await warmList(url, prepared.warm.listFile, prepared.load.headers, spec.name);
     else if (opts.warmSeconds > 0) await runLoad(opts.tool, url, prepared.warm.load, opts.connections, opts.warmSeconds);
     const pid = server.child.pid as number;
+    // Empties the server's event-loop histogram: what the next scrape reads is the measured part's.
+    await scrapeLoopDelay(server.adminPort);
     const cpuBefore = treeCpuMs(pid);
     const upstreamBefore = await upstream.count();
     const r = prepared.herd
@@ -130,6 +135,7 @@ export async function measure(
         ? await runMixed(server.port, prepared.mixed, opts)
         : await runLoad(opts.tool, url, prepared.load, opts.connections, opts.seconds);
     const cpu = treeCpuMs(pid) - cpuBefore;
+    const loopDelay = await scrapeLoopDelay(server.adminPort);
     const upstreamRequests = (await upstream.count()) - upstreamBefore;
     const what = `${scenario}/${spec.name} round ${round}`;
     if (r.requests === 0) throw new Error(`${what}: no request was answered`);
@@ -166,6 +172,7 @@ export async function measure(
       upstreamRequests,
       serverCpuShare: cpu / (r.durationUs / 1000),
       ...(r.mixed === undefined ? {} : { mixed: r.mixed }),
+      ...(loopDelay === null ? {} : { loopDelay }),
     };
   } finally {
     await server.stop();

@@ -76,6 +76,33 @@ export function mixedNotes(records: readonly RunRecord[]): string[] {
   return notes;
 }
 
+/**
+ * The tail of each scenario per hypergate: its event loop's longest delay (over all rounds, and
+ * each round's) and the median of the rounds' p99 delays, beside its request p99 and the
+ * baseline's in the same rounds (targets: no delay over 10 ms, p99 within 2× the baseline's).
+ */
+export function tailNotes(records: readonly RunRecord[]): string[] {
+  const notes: string[] = [];
+  const scenarios = new Set(records.filter((r) => r.loopDelay !== undefined).map((r) => r.scenario));
+  for (const scenario of scenarios) {
+    const base = records.filter((r) => r.scenario === scenario && r.server === 'baseline');
+    for (const server of new Set(records.filter((r) => r.scenario === scenario && r.loopDelay !== undefined).map((r) => r.server))) {
+      const runs = records.filter((r) => r.scenario === scenario && r.server === server);
+      const maxes = runs.map((r) => r.loopDelay?.maxMs ?? Number.NaN);
+      const p99 = median(runs.map((r) => r.loopDelay?.p99Ms ?? Number.NaN));
+      const requestP99 = median(runs.map((r) => r.p99Us));
+      const beside =
+        base.length === 0
+          ? ''
+          : `; request p99 ${ms(requestP99)} ms against the baseline's ${ms(median(base.map((r) => r.p99Us)))} ms (${(requestP99 / median(base.map((r) => r.p99Us))).toFixed(2)}×)`;
+      notes.push(
+        `${scenario}: ${server}'s event loop: longest delay ${Math.max(...maxes).toFixed(1)} ms (per round ${maxes.map((m) => m.toFixed(1)).join(', ')}), p99 ${p99.toFixed(1)} ms${beside}`,
+      );
+    }
+  }
+  return notes;
+}
+
 const ms = (us: number): string => (us / 1000).toFixed(2);
 const times = (x: number | null): string => (x === null ? '' : `${x.toFixed(2)}×`);
 

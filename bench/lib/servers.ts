@@ -36,6 +36,8 @@ export interface RunningServer {
   readonly name: string;
   readonly port: number;
   readonly child: ChildProcess;
+  /** A hypergate's admin listener (its /metrics: the event loop's delays, loop-delay.ts); absent for the other servers. */
+  readonly adminPort?: number;
   /** SIGKILL by default; SIGTERM lets hypergate drain and exit (needed for --cpu-prof). */
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
@@ -81,30 +83,38 @@ function cleanEnv(): NodeJS.ProcessEnv {
 /**
  * The config file every hypergate of a run is started with, one per start (each start has its own
  * port). Minimal, so that older checkouts take it too: the keys a benchmark needs set, every other
- * one left at the checkout's own default. The admin listener is off (another instance on this
- * machine may hold its port).
+ * one left at the checkout's own default. The admin listener is on a free port of its own
+ * (`adminPort`; another instance on this machine may hold the default one), for the event loop's
+ * delays in /metrics, or off (null).
  */
-export function benchConfig(ctx: StartContext, port: number): Record<string, unknown> {
+export function benchConfig(ctx: StartContext, port: number, adminPort: number | null = null): Record<string, unknown> {
   return {
     server: { port, ...((ctx.workers ?? 1) > 1 ? { workers: ctx.workers } : {}) },
     upstream: { url: ctx.upstreamUrl },
     auth: { publicKeyFile: ctx.publicKeyFile, issuer: ISSUER, audience: AUDIENCE },
     log: { access: ctx.accessLog },
-    admin: { port: null },
+    admin: { port: adminPort },
   };
 }
 
 let configs = 0;
 
-/** hypergate from a built checkout, as its `npm start -- --config FILE` runs it. */
-export function startCheckout(name: string, built: BuiltCheckout, ctx: StartContext, extraEnv: Readonly<Record<string, string>> = {}): Promise<RunningServer> {
+/** hypergate from a built checkout, as its `npm start -- --config FILE` runs it, with its admin listener on a free port. */
+export async function startCheckout(
+  name: string,
+  built: BuiltCheckout,
+  ctx: StartContext,
+  extraEnv: Readonly<Record<string, string>> = {},
+): Promise<RunningServer> {
   let file = '';
   let config = '';
-  return launch(
+  // A cluster's workers share the primary's admin listener: no port of its own for each.
+  const adminPort = (ctx.workers ?? 1) > 1 ? null : await freePort();
+  const server = await launch(
     name,
     (port) => {
       file = join(ctx.dir, `config-${++configs}.json`);
-      config = JSON.stringify(benchConfig(ctx, port));
+      config = JSON.stringify(benchConfig(ctx, port, adminPort));
       writeFileSync(file, config);
       const stdoutFile = ctx.accessLogTo === 'file' ? join(ctx.dir, `access-${configs}.log`) : undefined;
       return {
@@ -118,6 +128,7 @@ export function startCheckout(name: string, built: BuiltCheckout, ctx: StartCont
     () =>
       `${name} (${built.source}, built in ${built.root}) did not start with the benchmark's config ${config}: if it names a key it does not know, this checkout is too old for the harness (its config/default.json says which keys it has).`,
   );
+  return adminPort === null ? server : { ...server, adminPort };
 }
 
 /**

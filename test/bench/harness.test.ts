@@ -54,7 +54,7 @@ test(
       cpu: string;
       tool: string;
       summary: Summary[];
-      records: unknown[];
+      records: { scenario: string; server: string; loopDelay?: { maxMs: number; p99Ms: number } }[];
     };
     assert.equal(json.node, process.version);
     assert.ok(json.cpu.length > 0 && json.tool.length > 0);
@@ -77,6 +77,15 @@ test(
     assert.equal(json.summary.find((r) => r.server === 'baseline' && r.scenario === 'hot')?.ratio, 1);
     assert.equal(json.summary.find((r) => r.server === 'hypergate' && r.scenario === 'herd')?.upstreamRequests, 1);
     assert.equal(json.summary.find((r) => r.server === 'hypergate' && r.scenario === 'hot')?.upstreamRequests, 0);
+    // The event loop's delays, read off hypergate's own /metrics over each measured part; the baseline has none.
+    for (const r of json.records) {
+      if (r.server === 'baseline') assert.equal(r.loopDelay, undefined);
+      else assert.ok(r.loopDelay !== undefined && r.loopDelay.maxMs >= r.loopDelay.p99Ms && r.loopDelay.p99Ms >= 0, JSON.stringify(r));
+    }
+    assert.match(
+      run.stdout,
+      /- hot: hypergate's event loop: longest delay [\d.]+ ms \(per round [\d.]+\), p99 [\d.]+ ms; request p99 [\d.]+ ms against the baseline's [\d.]+ ms/,
+    );
     // wide: every one of its customers was cached by the warm-up.
     assert.equal(json.summary.find((r) => r.server === 'hypergate' && r.scenario === 'wide')?.upstreamRequests, 0);
     const chart = readFileSync(join(results, (files[0] as string).replace(/\.json$/, '.svg')), 'utf8');
