@@ -14,6 +14,19 @@ function countAuthorizationHeaders(rawHeaders: readonly string[]): number {
   return count;
 }
 
+const BEARER = 'bearer';
+
+/**
+ * Does the value begin with "bearer" in any case? Compared character by character, so a request
+ * allocates no slice and no lower-cased copy: `c | 0x20` is an ASCII letter's lower case, and only
+ * that letter's two cases give it (no other character lower-cases to b, e, a or r).
+ */
+function startsWithBearer(value: string): boolean {
+  if (value.length < BEARER.length) return false;
+  for (let i = 0; i < BEARER.length; i++) if ((value.charCodeAt(i) | 0x20) !== BEARER.charCodeAt(i)) return false;
+  return true;
+}
+
 /**
  * Extracts the bearer token from the Authorization header. The token's characters are checked
  * later, only when it is not already in the verified-token cache (a cached token was checked).
@@ -24,7 +37,7 @@ export function readBearerToken(req: IncomingMessage, maxTokenBytes: number): st
   if (countAuthorizationHeaders(req.rawHeaders) !== 1) throw invalidRequest('more than one Authorization header');
   if (header.length > maxTokenBytes + 7) throw invalidRequest('the token is too long');
   // "Bearer" is case-insensitive (RFC 9110 section 11.1), followed by 1*SP.
-  if (header.length < 6 || header.slice(0, 6).toLowerCase() !== 'bearer') {
+  if (!startsWithBearer(header)) {
     throw missingCredentials('This resource accepts only the Bearer authorization scheme.');
   }
   if (header.length === 6) throw invalidRequest('the Bearer scheme carries no token');
