@@ -41,7 +41,17 @@ export function clientAddressRule(trustProxy: readonly string[]): ClientAddressO
   };
 }
 
-/** Is an address one of server.trustProxy's (addresses and CIDR ranges)? */
+/** Answers of a trustedRule kept at most; past it the memo starts over (it is only a saving). */
+const MEMO_ENTRIES = 4096;
+
+/**
+ * Is an address one of server.trustProxy's (addresses and CIDR ranges)? BlockList.check costs
+ * ~2 µs (it builds a SocketAddress each time) and a request behind a proxy asks it two or three
+ * times, for the access log and again for the rate limiter: ~6 µs on a ~20 µs cache hit. Its
+ * answers are kept per address text instead (a pure function of it), for IP addresses only (ASCII,
+ * at most 45 characters), each key a copy of its own, so a memoised hop never keeps the
+ * X-Forwarded-For value it was cut from.
+ */
 export function trustedRule(trustProxy: readonly string[]): (address: string) => boolean {
   const trusted = new BlockList();
   for (const entry of trustProxy) {
@@ -50,5 +60,16 @@ export function trustedRule(trustProxy: readonly string[]): (address: string) =>
     if (prefix === undefined) trusted.addAddress(address, family);
     else trusted.addSubnet(address, Number(prefix), family);
   }
-  return (address) => trusted.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
+  const memo = new Map<string, boolean>();
+  return (address) => {
+    const known = memo.get(address);
+    if (known !== undefined) return known;
+    const version = isIP(address);
+    const answer = trusted.check(address, version === 6 ? 'ipv6' : 'ipv4');
+    if (version !== 0) {
+      if (memo.size >= MEMO_ENTRIES) memo.clear();
+      memo.set(Buffer.from(address, 'latin1').toString('latin1'), answer);
+    }
+    return answer;
+  };
 }

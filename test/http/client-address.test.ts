@@ -4,6 +4,7 @@ import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { configProblems } from '../helpers/config.ts';
 import { get } from '../helpers/gateway.ts';
 import { captureLog, type CapturedLog } from '../helpers/log.ts';
+import { trustedRule } from '../../src/protocol/client-address.ts';
 
 /** The client address the access line of one request (by its X-Request-Id) names. */
 async function clientOf(fx: Fixture, log: CapturedLog, forwardedFor: string | undefined, id: string): Promise<unknown> {
@@ -96,4 +97,20 @@ describe('server.trustProxy validation', () => {
       );
     }
   });
+});
+
+test('a trusted-proxy rule answers an address asked again as it did the first time, past its memo too', () => {
+  const trusted = trustedRule(['127.0.0.1', '10.0.0.0/8', 'fd00::/8']);
+  const cases: [string, boolean][] = [
+    ['127.0.0.1', true],
+    ['127.0.0.2', false],
+    ['10.200.3.4', true],
+    ['11.0.0.1', false],
+    ['fd00::1', true],
+    ['fe80::1', false],
+  ];
+  for (let round = 0; round < 3; round++) for (const [address, answer] of cases) assert.equal(trusted(address), answer, `${address}, round ${round}`);
+  // More distinct addresses than the memo keeps: it starts over, and the answers stay the same.
+  for (let i = 0; i < 5000; i++) assert.equal(trusted(`10.0.${i >> 8}.${i & 255}`), true);
+  for (const [address, answer] of cases) assert.equal(trusted(address), answer, address);
 });
