@@ -64,17 +64,18 @@ function decided(over: HgError | null | Promise<HgError | null>, then: () => Pri
  * cluster-wide limiter may decide later (a promise); this process's buckets decide at once.
  */
 export function authorizeLimited(req: IncomingMessage, gate: LimitedGate, scope: string): Principal | Promise<Principal> {
-  // The one place the client's address is read.
-  const address = gate.clientAddress(req);
   const limiter = gate.limiter;
   let token: string;
   try {
     token = readBearerToken(req, gate.auth.maxTokenBytes);
   } catch (err) {
-    return failed(limiter, address, err);
+    return failed(limiter, gate.clientAddress(req), err);
   }
   const cached = gate.verifier.cached(token);
-  if (cached !== undefined) return settle(req, limiter, address, cached, scope);
+  // A cached token with a subject is charged to its subject alone: its address (behind
+  // server.trustProxy, a walk over X-Forwarded-For) is not read on that hit at all.
+  if (cached !== undefined) return settle(req, limiter, cached.subject === undefined ? gate.clientAddress(req) : undefined, cached, scope);
+  const address = gate.clientAddress(req);
   const refused = limiter.refusing(address);
   if (refused !== null) throw refused;
   return gate.verifier.verify(token).then(
