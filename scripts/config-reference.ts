@@ -61,7 +61,7 @@ function typeOf(rule: Rule): string {
     case 'redisUrl':
       return `URL${orNull}`;
     case 'strings':
-      return `array${orNull}`;
+      return `array${rule.entries === undefined ? '' : ' of strings or objects'}${orNull}`;
     case 'boolean':
       return `boolean${orNull}`;
     case 'section':
@@ -92,6 +92,8 @@ function rows(rule: Rule, key: string, out: string[]): string[] {
   if (rule.kind === 'section') for (const [name, child] of Object.entries(rule.keys)) rows(child, key === '' ? name : `${key}.${name}`, out);
   // The object form of a string-or-object key: its keys under the key's own name.
   if (rule.kind === 'stringOr') for (const [name, child] of Object.entries(rule.section.keys)) rows(child, `${key}.${name}`, out);
+  if (rule.kind === 'strings' && rule.entries !== undefined)
+    for (const [name, child] of Object.entries(rule.entries.keys)) rows(child, `${key}[].${name}`, out);
   if (rule.kind === 'map' && !leaf) {
     if (rule.entryDoc !== undefined) out.push(row(`${key}.<name>`, 'object', '—', rule.entryDoc));
     else rows(rule.values, `${key}.<name>`, out);

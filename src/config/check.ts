@@ -139,6 +139,12 @@ function check(rule: Rule, value: unknown, path: string, problems: Problems): un
     }
     case 'strings': {
       if (value === null && rule.nullable) return value;
+      const entries = rule.entries;
+      if (entries !== undefined && Array.isArray(value)) {
+        const out = value.map((v, i) => (typeof v === 'string' && v.length > 0 ? v : check(entries, v, `${path}[${i}]`, problems)));
+        if (rule.nonEmpty && value.length === 0) problems.add(path, 'expected at least one entry');
+        return out;
+      }
       if (!Array.isArray(value) || !value.every((v) => typeof v === 'string' && v.length > 0)) {
         problems.add(path, `expected an array of non-empty strings${rule.nullable ? ' or null' : ''}, got ${describeValue(value, rule)}`);
         return value;

@@ -1,8 +1,19 @@
-import { boolean, integer, map, nonEmptyString, path, scalar, section, string, stringOr, strings } from './rule.ts';
+import { boolean, integer, map, nonEmptyString, path, scalar, section, string, stringOr, strings, stringsOr } from './rule.ts';
 
 export const PARAM_TYPES = ['integer', 'string'] as const;
 export const WRITE_AND_READ_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 export const FIELD_TYPES = ['string', 'integer', 'number', 'boolean', 'object', 'array'] as const;
+
+/** A field taken from anywhere in the record under a name of its own: `{"name": "price", "pointer": "/pricing/amount"}`. */
+const FIELD = section({
+  name: nonEmptyString({ doc: 'The public name of a field taken from `pointer` (an object entry of `fields`, `exposeFields` or `linkFields`).' }),
+  pointer: string({ label: 'JSON pointer', doc: 'Where its value is in the record (RFC 6901), e.g. `"/attributes/brand"`.' }),
+});
+
+/** A list of fields: each a record member's name, or `{"name", "pointer"}` for a value elsewhere in the record, renamed. */
+function fieldList(doc: string) {
+  return stringsOr(FIELD, { default: [], doc });
+}
 
 /** Relation → template; a null entry removes a relation (a shipped link whose target the operator removed). */
 function links(doc: string) {
@@ -171,19 +182,24 @@ export const RESOURCE = section({
   upstream: nonEmptyString({ label: 'template', doc: 'Upstream path of one item over the same parameters, e.g. `"/v2/products/{sku}"`.' }),
   service: nonEmptyString({ default: 'upstream', doc: 'The upstream service: `upstream` or a key of `upstreams`.' }),
   record: string({ label: 'JSON pointer', default: '', doc: 'Where the record is in the upstream\'s answer (RFC 6901); `"/data"` unwraps `{"data": {...}}`.' }),
-  fields: strings({ default: [], doc: 'Record fields copied into the representation, in this order; each must be present (else 502).' }),
+  fields: fieldList(
+    'Record fields copied into the representation, in this order; each must be present (else 502). An entry is a member\'s name or `{"name": "<public name>", "pointer": "/json/pointer"}` (nested objects and arrays pass as sent). See [Nested records](resources.md#nested-records).',
+  ),
   fieldTypes: map(string({ oneOf: FIELD_TYPES }), {
     default: {},
     doc: "Types some fields must have (`string`, `integer`, `number`, `boolean`, `object`, `array`; else 502); the OpenAPI document types them so. An entry for a field not in `fields` or `exposeFields` waits until it is exposed, unless its name looks like a listed field's (a config error with a hint).",
   }),
-  exposeFields: strings({ default: [], doc: 'Further record fields copied when present (data exposure is opt-in).' }),
+  exposeFields: fieldList('Further record fields copied when present (data exposure is opt-in); entries as in `fields`.'),
   query: query('Query parameters an item takes, declared as for `collection.query`; an item that declares none ignores its query, as before.'),
   links: links(
     "Relation → path template; names resolve to path parameters, then to record fields (each one declared in `fields`, `exposeFields` or `linkFields`). `self` is always added. Each must lead to a declared path (a resource's `path` or `collection.path`, or `/api`); a relation set to `null` is removed.",
   ),
-  linkFields: strings({
+  linkFields: fieldList(
+    'Record fields that only fill link templates: read from the record, never copied into the representation (e.g. `categoryId` for `/api/categories/{categoryId}`); entries as in `fields`. A link naming a field declared nowhere is refused at start.',
+  ),
+  readOnlyFields: strings({
     default: [],
-    doc: 'Record fields that only fill link templates: read from the record, never copied into the representation (e.g. `categoryId` for `/api/categories/{categoryId}`). A link naming a field declared nowhere is refused at start.',
+    doc: 'Public names of fields (of `fields` or `exposeFields`) a write may not set: a `POST`, `PUT` or `PATCH` body that names one is a 422 naming it; the OpenAPI document marks them `readOnly`.',
   }),
   rel: nonEmptyString({ nullable: true, default: null, doc: "Relation of the item template in the API root's links; `null`: not linked from the root." }),
   singular: nonEmptyString({

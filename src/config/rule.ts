@@ -63,12 +63,13 @@ export interface RedisUrlRule extends Described {
   readonly nullable?: boolean;
 }
 
-/** An array of non-empty strings. */
+/** An array of non-empty strings; with `entries`, an entry may also be an object following that section. */
 export interface StringsRule extends Described {
   readonly kind: 'strings';
   readonly nullable?: boolean;
   readonly oneOf?: readonly string[];
   readonly nonEmpty?: boolean;
+  readonly entries?: SectionRule;
 }
 
 /** An object with fixed keys; a key it does not know is a problem with a "did you mean" hint. */
@@ -178,6 +179,14 @@ export function redisUrl<const O extends Options<RedisUrlRule>>(
 
 export function strings<const O extends Options<StringsRule>>(options: O & { readonly default?: StringsValue<O> }): StringsRule & Typed<StringsValue<O>> {
   return { kind: 'strings', ...options };
+}
+
+/** An array whose entries are each a non-empty string or an object following `entries` (a field, or a field renamed from a pointer). */
+export function stringsOr<K extends SectionRule & Typed<unknown>, const O extends Options<StringsRule, 'entries' | 'oneOf'>>(
+  entries: K,
+  options: O & { readonly default?: readonly (string | ValueOf<K>)[] | Nullable<O> },
+): StringsRule & Typed<readonly (string | ValueOf<K>)[] | Nullable<O>> {
+  return { kind: 'strings', entries, ...options };
 }
 
 export function headerValue<const O extends Options<HeaderValueRule> = { readonly nullable?: false }>(

@@ -19,6 +19,7 @@ export const SHIPPED_RESOURCES: Readonly<Record<string, ValueOf<typeof RESOURCE>
     query: {},
     links: { orders: '/api/customers/{id}/orders' },
     linkFields: [],
+    readOnlyFields: [],
     rel: 'customer',
     singular: null,
     collection: {
@@ -56,6 +57,7 @@ export const SHIPPED_RESOURCES: Readonly<Record<string, ValueOf<typeof RESOURCE>
     query: {},
     links: { customer: '/api/customers/{customerId}' },
     linkFields: [],
+    readOnlyFields: [],
     rel: null,
     singular: 'order',
     collection: {

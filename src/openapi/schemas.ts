@@ -14,8 +14,33 @@ const path: JsonSchema = { type: 'string', pattern: '^/' };
 const halLink: JsonSchema = ref('HalLink');
 const templatedJson: JsonSchema = { type: 'object', required: ['href', 'templated'], properties: { href: { type: 'string' }, templated: { const: true } } };
 
-function links(required: readonly string[], optional: readonly string[], link: JsonSchema): JsonSchema {
-  return { type: 'object', required: [...required], properties: Object.fromEntries([...required, ...optional].map((n) => [n, link])) };
+function links(required: readonly string[], optional: readonly string[], link: JsonSchema, declared: readonly CompiledLink[] = []): JsonSchema {
+  return {
+    type: 'object',
+    required: [...required],
+    properties: Object.fromEntries(
+      [...required, ...optional].map((n) => [
+        n,
+        templated(
+          link,
+          declared.find((l) => l.rel === n),
+        ),
+      ]),
+    ),
+  };
+}
+
+/**
+ * A link whose template names nested values or carries a query expression says how it is built
+ * (RFC 6570); any other keeps the plain link schema, so a declaration without them describes as before.
+ */
+function templated(link: JsonSchema, declared: CompiledLink | undefined): JsonSchema {
+  if (declared === undefined || (declared.template.query.length === 0 && !declared.template.path.params.some((p) => p.includes('.')))) return link;
+  const query =
+    declared.template.query.length === 0
+      ? ''
+      : ` Its query expression adds each of ${declared.template.query.join(', ')} that the record has, percent-encoded.`;
+  return { ...link, description: `Built from ${declared.template.text} (RFC 6570): dotted names read nested values of the record.${query}` };
 }
 
 /** Declared links built from path parameters only are always there; one that needs a record field may be left out. */
@@ -34,6 +59,14 @@ function fieldSchemas(r: CompiledResource): { properties: Record<string, JsonSch
       const type = r.fieldTypes[field];
       properties[field] = type === undefined ? { description: `Any JSON value: resources.${r.name}.fieldTypes gives it no type.` } : { type };
     }
+    const pointer = r.pointers?.get(field);
+    // Said only of fields that declare them, so a declaration without them describes as before.
+    if (pointer !== undefined) {
+      const schema = properties[field];
+      const said = typeof schema?.['description'] === 'string' ? `${schema['description']} ` : '';
+      properties[field] = { ...schema, description: `${said}The upstream record's value at ${pointer.text}, passed as sent.` };
+    }
+    if (r.readOnlyFields.has(field)) properties[field] = { ...properties[field], readOnly: true };
   }
   return { properties, required: [...r.fields] };
 }
@@ -49,9 +82,13 @@ function resourceSchemas(r: CompiledResource): Record<string, JsonSchema> {
       type: 'object',
       description: described,
       required: [...required, 'links'],
-      properties: { ...properties, links: links(['self', ...always], maybe, path) },
+      properties: { ...properties, links: links(['self', ...always], maybe, path, r.links) },
     },
-    [`${name}Hal`]: { type: 'object', required: ['_links', ...required], properties: { _links: links(['self', ...always], maybe, halLink), ...properties } },
+    [`${name}Hal`]: {
+      type: 'object',
+      required: ['_links', ...required],
+      properties: { _links: links(['self', ...always], maybe, halLink, r.links), ...properties },
+    },
   };
   const c = r.collection;
   if (c === null) return out;

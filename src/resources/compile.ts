@@ -5,6 +5,8 @@ import { HgError } from '../lib/errors.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { UpstreamServices } from '../upstream/services.ts';
 import { JsonPointer } from './json-pointer.ts';
+import { fieldNames, fieldPointers } from './fields.ts';
+import { LinkTemplate } from './link-template.ts';
 import { compilePaging, type CompiledPaging } from './compile-paging.ts';
 import { declarationText } from './declaration-text.ts';
 import { QueryModel } from './query-model.ts';
@@ -17,20 +19,33 @@ import type { ParamType, ParamValue } from './params.ts';
 import { ancestorsOf, Projection } from './projection.ts';
 import { PathTemplate } from './template.ts';
 
-/** Where a link template's parameter comes from: the path's values, or a field of the record. */
-export type LinkSource = { readonly param: number } | { readonly field: string };
+/**
+ * Where a link template's parameter comes from: the path's values, or a field of the record (`field`
+ * as written, `parts` its dotted parts: the field, then the members below it).
+ */
+export type LinkSource = { readonly param: number } | { readonly field: string; readonly parts: readonly string[] };
 
-/** A declared path (an item's or a collection's) with its parameter types: what a link may lead to. */
+/** A declared path (an item's or a collection's) with its parameter types and declared query: what a link may lead to. */
 export interface LinkTarget {
   readonly template: PathTemplate;
   readonly types: readonly ParamType[];
+  /** The query parameters the path takes; null when it declares none. */
+  readonly query: QueryModel | null;
 }
 
-/** One declared link: the relation, its template, and a source per template parameter. */
+/** A variable of a link's query expression: its name and where its value comes from. */
+export interface LinkQuerySource {
+  readonly name: string;
+  readonly source: LinkSource;
+}
+
+/** One declared link: the relation, its template, and a source per path parameter and per query variable. */
 export interface CompiledLink {
   readonly rel: string;
-  readonly template: PathTemplate;
+  readonly template: LinkTemplate;
   readonly sources: readonly LinkSource[];
+  /** The variables of its query expression (`{?brand}`), in the order written; empty for none. */
+  readonly query: readonly LinkQuerySource[];
   /**
    * The declared paths a link with parameters may lead to: the path it builds must fit one of
    * them, types included, or the link is left out (a record's "abc" for an integer id would link
@@ -113,9 +128,15 @@ export interface CompiledResource {
   readonly query: QueryModel | null;
   readonly service: UpstreamClient;
   readonly record: JsonPointer;
+  /** The public names of `fields`, in order. */
   readonly fields: readonly string[];
   readonly fieldTypes: Readonly<Record<string, FieldTypeName>>;
+  /** The public names of `exposeFields`, in order. */
   readonly exposeFields: readonly string[];
+  /** Where each field taken from a pointer is in the record (public name → pointer); null when none is (fields.ts). */
+  readonly pointers: ReadonlyMap<string, JsonPointer> | null;
+  /** Fields a write may not set. */
+  readonly readOnlyFields: ReadonlySet<string>;
   readonly links: readonly CompiledLink[];
   readonly scope: string;
   /** Its reads (item and collection) need no credentials. */
@@ -173,25 +194,27 @@ function totalSource(total: CollectionConfig['total']): TotalSource | null {
 }
 
 function compileLinks(links: Readonly<Record<string, string>>, params: readonly string[], declared: readonly LinkTarget[]): CompiledLink[] {
+  const sourceOf = (name: string): LinkSource => {
+    const index = params.indexOf(name);
+    return index === -1 ? { field: name, parts: name.split('.') } : { param: index };
+  };
   return Object.entries(links).map(([rel, text]) => {
-    const template = PathTemplate.parse(text);
-    const sources = template.params.map((name): LinkSource => {
-      const index = params.indexOf(name);
-      return index === -1 ? { field: name } : { param: index };
-    });
-    const targets = template.params.length === 0 ? [] : declared.filter((target) => template.mayLeadTo(target.template));
-    return { rel, template, sources, targets };
+    const template = LinkTemplate.parse(text);
+    const sources = template.path.params.map(sourceOf);
+    const query = template.query.map((name) => ({ name, source: sourceOf(name) }));
+    const targets = template.params.length === 0 ? [] : declared.filter((target) => template.path.mayLeadTo(target.template));
+    return { rel, template, sources, query, targets };
   });
 }
 
-/** Every declared item and collection path with its parameter types. */
+/** Every declared item and collection path with its parameter types and declared query. */
 function linkTargets(config: Config): LinkTarget[] {
   return Object.values(config.resources).flatMap((r) => {
-    const typed = (text: string): LinkTarget => {
+    const typed = (text: string, query: ResourceConfig['query']): LinkTarget => {
       const template = PathTemplate.parse(text);
-      return { template, types: template.params.map((p) => r.params[p] as ParamType) };
+      return { template, types: template.params.map((p) => r.params[p] as ParamType), query: queryModel(query) };
     };
-    return r.collection === null ? [typed(r.path)] : [typed(r.path), typed(r.collection.path)];
+    return r.collection === null ? [typed(r.path, r.query)] : [typed(r.path, r.query), typed(r.collection.path, r.collection.query)];
   });
 }
 
@@ -302,9 +325,11 @@ function compileOne(name: string, r: ResourceConfig, inputs: CompileInputs): Com
     query: itemQuery,
     service: services.get(r.service),
     record: JsonPointer.compile(r.record),
-    fields: r.fields,
+    fields: fieldNames(r.fields),
     fieldTypes: r.fieldTypes,
-    exposeFields: r.exposeFields,
+    exposeFields: fieldNames(r.exposeFields),
+    pointers: fieldPointers(r),
+    readOnlyFields: new Set(r.readOnlyFields),
     links: compileLinks(r.links, params, targets),
     scope: r.scope ?? config.auth.requiredScope,
     public: r.public,
@@ -338,7 +363,7 @@ export function compileResources(config: Config, services: UpstreamServices, cla
   const byShape = (shape: string): CompiledResource | undefined => resources.find((r) => r.item.shape === shape);
   const targets = linkTargets(config);
   // Every route of the table: the gateway's own paths, and each declared item and collection.
-  const routes: LinkTarget[] = [...OWN_PATHS.map((p) => ({ template: PathTemplate.parse(p), types: [] })), ...targets];
+  const routes: LinkTarget[] = [...OWN_PATHS.map((p) => ({ template: PathTemplate.parse(p), types: [], query: null })), ...targets];
   const routesMatching = (path: string): number => routes.reduce((n, route) => (route.template.fits(path, route.types) ? n + 1 : n), 0);
   const inputs: CompileInputs = { config, services, claims, known, byShape, targets, routesMatching };
   for (const [name, r] of declared) resources.push(compileOne(name, r, inputs));

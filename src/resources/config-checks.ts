@@ -6,6 +6,8 @@ import type { ParamType } from './params.ts';
 import { checkCollectionQuery, checkQuery, upstreamPath } from './query-checks.ts';
 import { splitTemplate, fixedQueryNames } from './query-text.ts';
 import { PathTemplate } from './template.ts';
+import { fieldName, fieldNames, fieldPointer, type FieldEntry } from './fields.ts';
+import { LinkTemplate } from './link-template.ts';
 import { closest } from '../config/closest.ts';
 import { servicesOf } from '../config/service-checks.ts';
 import type { Config, ResourceConfig } from '../config/types.ts';
@@ -35,8 +37,61 @@ function pointer(text: string | null, key: string, problems: string[]): void {
   if (problem !== null) problems.push(`${key}: ${problem}, got ${JSON.stringify(text)}`);
 }
 
+/** Parses a link template, or records why it is not one under `key`; null then. */
+function linkTemplate(text: string, key: string, problems: string[]): LinkTemplate | null {
+  const problem = LinkTemplate.problem(text);
+  if (problem === null) return LinkTemplate.parse(text);
+  problems.push(`${key}: ${problem}, got ${JSON.stringify(text)}`);
+  return null;
+}
+
+/**
+ * One entry of `fields`, `exposeFields` or `linkFields`: a name the representation may carry, and
+ * for a field taken from a pointer, a valid pointer into the record (not the whole record).
+ */
+function checkFieldEntry(entry: FieldEntry, key: string, index: number, at: string, problems: string[]): void {
+  const name = fieldName(entry);
+  const from = fieldPointer(entry);
+  if (RESERVED_FIELDS.has(name)) problems.push(`${key}: "${name}" is always part of the representation or reserved`);
+  else if (from === null && /[./]/.test(name))
+    problems.push(
+      `${key}: "${name}" has a "." or "/"; a field named by a string is a top-level member of the record, taken literally: for a nested value write {"name": "<public name>", "pointer": "/path/to/it"} (or point ${at}.record at the object that holds the fields)`,
+    );
+  else if (from !== null && !NAME.test(name))
+    problems.push(`${key}: "${name}" is not a public field name (a letter, then letters, digits, - and _; dots in a link name read below a field)`);
+  if (from === null) return;
+  pointer(from, `${key}[${index}].pointer`, problems);
+  if (from === '') problems.push(`${key}[${index}].pointer: "" is the whole record; point at a value inside it`);
+}
+
+/**
+ * `readOnlyFields` names exposed fields, and a writable resource's field taken from a pointer is
+ * read-only: a write's body is sent as it came, so a renamed field would reach the upstream under
+ * its public name, not where the upstream keeps it.
+ */
+function checkReadOnly(r: ResourceConfig, at: string, listed: readonly string[], problems: string[]): void {
+  for (const field of r.readOnlyFields) {
+    if (listed.includes(field)) continue;
+    const meant = closest(field, listed);
+    problems.push(`${at}.readOnlyFields: "${field}" is not in ${at}.fields or ${at}.exposeFields${meant === undefined ? '' : `; did you mean "${meant}"?`}`);
+  }
+  for (const field of new Set(r.readOnlyFields.filter((f, i) => r.readOnlyFields.indexOf(f) !== i)))
+    problems.push(`${at}.readOnlyFields: "${field}" is listed more than once`);
+  const writes = r.methods.filter((m) => m === 'POST' || m === 'PUT' || m === 'PATCH');
+  if (writes.length === 0) return;
+  for (const key of ['fields', 'exposeFields'] as const) {
+    for (const entry of r[key]) {
+      const from = fieldPointer(entry);
+      if (from === null || r.readOnlyFields.includes(fieldName(entry))) continue;
+      problems.push(
+        `${at}.${key}: "${fieldName(entry)}" is taken from the pointer ${JSON.stringify(from)}, and ${at}.methods writes (${writes.join(', ')}): a write's body goes to the upstream as sent, so it would name "${fieldName(entry)}" where the upstream keeps ${JSON.stringify(from)}; list it in ${at}.readOnlyFields`,
+      );
+    }
+  }
+}
+
 /** Every parameter `t` names must be one of `known` (the parameters of `where`). */
-function paramsWithin(t: PathTemplate | null, known: readonly string[], key: string, where: string, problems: string[]): void {
+function paramsWithin(t: PathTemplate | LinkTemplate | null, known: readonly string[], key: string, where: string, problems: string[]): void {
   for (const name of t?.params ?? []) {
     if (!known.includes(name)) problems.push(`${key}: {${name}} is not a parameter of ${where}`);
   }
@@ -132,51 +187,54 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
       `${at}.sharedAcrossIdentities: not allowed together with ${at}.vary (one says what the answer depends on, the other that it depends on nothing)`,
     );
   for (const header of r.vary?.headers ?? []) if (!HEADER_NAME.test(header)) problems.push(`${at}.vary.headers: "${header}" is not a header name`);
+  const names = { fields: fieldNames(r.fields), exposeFields: fieldNames(r.exposeFields), linkFields: fieldNames(r.linkFields) };
   for (const key of ['fields', 'exposeFields', 'linkFields'] as const) {
-    for (const field of r[key]) {
-      if (RESERVED_FIELDS.has(field)) problems.push(`${at}.${key}: "${field}" is always part of the representation or reserved`);
-      // Until fields may be nested, a dotted or slashed name would be looked up literally and never match.
-      else if (/[./]/.test(field))
-        problems.push(
-          `${at}.${key}: "${field}" has a "." or "/"; a field is a top-level member of the record, taken literally: nested fields are not supported (to unwrap an envelope, point ${at}.record at the object that holds the fields)`,
-        );
-    }
-    for (const field of new Set(r[key].filter((f, i) => r[key].indexOf(f) !== i))) problems.push(`${at}.${key}: "${field}" is listed more than once`);
+    r[key].forEach((entry, i) => checkFieldEntry(entry, `${at}.${key}`, i, at, problems));
+    const list = names[key];
+    for (const field of new Set(list.filter((f, i) => list.indexOf(f) !== i))) problems.push(`${at}.${key}: "${field}" is listed more than once`);
   }
-  for (const field of r.exposeFields) if (r.fields.includes(field)) problems.push(`${at}.exposeFields: "${field}" is already in ${at}.fields`);
-  for (const field of r.linkFields) {
+  for (const field of names.exposeFields) if (names.fields.includes(field)) problems.push(`${at}.exposeFields: "${field}" is already in ${at}.fields`);
+  for (const field of names.linkFields) {
     const already = params.includes(field)
       ? 'path (a parameter)'
-      : r.fields.includes(field)
+      : names.fields.includes(field)
         ? 'fields'
-        : r.exposeFields.includes(field)
+        : names.exposeFields.includes(field)
           ? 'exposeFields'
           : null;
     if (already !== null) problems.push(`${at}.linkFields: "${field}" is already in ${at}.${already}`);
   }
   // A type for a field not listed now waits for it to be exposed: the shipped orders type fields an
   // operator may leave out of exposeFields. A name that looks like a listed field's is a slip.
-  const listed = [...r.fields, ...r.exposeFields];
+  const listed = [...names.fields, ...names.exposeFields];
   for (const field of Object.keys(r.fieldTypes)) {
     const meant = listed.includes(field) ? undefined : closest(field, listed);
     if (meant !== undefined) problems.push(`${at}.fieldTypes.${field}: not in ${at}.fields or ${at}.exposeFields; did you mean "${meant}"?`);
   }
+  checkReadOnly(r, at, listed, problems);
   // A link's names are path parameters or record fields the declaration names: one named nowhere
   // (a typo, a field the upstream calls otherwise) would leave the link out of every answer unseen.
-  const declared = new Set([...params, ...r.fields, ...r.exposeFields, ...r.linkFields]);
+  // A dotted name (`brand.id`) reads below a declared field: its first part is what must be declared.
+  const declared = new Set([...listed, ...names.linkFields]);
   const read = new Set<string>();
   for (const [rel, text] of Object.entries(r.links)) {
     if (RESERVED_RELS.has(rel)) problems.push(`${at}.links.${rel}: "self" is always added and names the requested path`);
     else if (!REL.test(rel)) problems.push(`${at}.links.${rel}: a relation name starts with a letter and has only letters, digits, ., - and _`);
-    for (const name of template(text, `${at}.links.${rel}`, problems)?.params ?? []) {
-      read.add(name);
-      if (item !== null && !declared.has(name))
+    for (const name of linkTemplate(text, `${at}.links.${rel}`, problems)?.params ?? []) {
+      const head = name.split('.')[0] as string;
+      read.add(head);
+      if (item === null) continue;
+      if (params.includes(head)) {
+        if (head !== name) problems.push(`${at}.links.${rel}: ${text} names {${name}}, but {${head}} is a path parameter, which has no members`);
+      } else if (!declared.has(head))
         problems.push(
-          `${at}.links.${rel}: ${text} names {${name}}, which is neither a parameter of ${at}.path nor a declared field; list it in ${at}.linkFields (read for links only) or in exposeFields`,
+          `${at}.links.${rel}: ${text} names {${name}}, which is neither a parameter of ${at}.path nor a declared field${head === name ? '' : ` ("${head}")`}; list it in ${at}.linkFields (read for links only) or in exposeFields`,
         );
     }
   }
-  for (const field of r.linkFields) if (!read.has(field) && !/[./]/.test(field)) problems.push(`${at}.linkFields: "${field}" is read by none of ${at}.links`);
+  // A dotted or slashed name is refused already, said once.
+  for (const field of names.linkFields)
+    if (!read.has(field) && !/[./]/.test(field)) problems.push(`${at}.linkFields: "${field}" is read by none of ${at}.links`);
   for (const key of ['rel', 'singular'] as const) {
     const value = r[key];
     if (value !== null && !NAME.test(value)) problems.push(`${at}.${key}: starts with a letter and has only letters, digits, - and _`);
@@ -223,7 +281,7 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
     if (RESERVED_RELS.has(rel) || (c.paged && ['first', 'prev', 'next', 'last'].includes(rel)))
       problems.push(`${at}.collection.links.${rel}: the gateway sets this relation itself`);
     paramsWithin(
-      template(text, `${at}.collection.links.${rel}`, problems),
+      linkTemplate(text, `${at}.collection.links.${rel}`, problems),
       collectionParams,
       `${at}.collection.links.${rel}`,
       `${at}.collection.path`,
@@ -238,21 +296,33 @@ function checkResource(name: string, r: ResourceConfig, config: Config, problems
  * (a typo, or a linked resource removed with `null` while the link stayed).
  */
 function checkLinkTargets(config: Config, problems: string[]): void {
-  const routes: PathTemplate[] = OWN_PATHS.map((p) => PathTemplate.parse(p));
+  // Each path the gateway answers, with the query parameters it declares.
+  const routes: { template: PathTemplate; query: readonly string[] }[] = OWN_PATHS.map((p) => ({ template: PathTemplate.parse(p), query: [] }));
   for (const r of Object.values(config.resources)) {
-    for (const text of [r.path, r.collection?.path]) if (text !== undefined && PathTemplate.problem(text) === null) routes.push(PathTemplate.parse(text));
+    for (const [text, query] of [
+      [r.path, r.query],
+      [r.collection?.path, r.collection?.query ?? {}],
+    ] as const)
+      if (text !== undefined && PathTemplate.problem(text) === null) routes.push({ template: PathTemplate.parse(text), query: Object.keys(query) });
   }
   for (const [name, r] of Object.entries(config.resources)) {
     const links: [string, string][] = Object.entries(r.links).map(([rel, text]) => [`resources.${name}.links.${rel}`, text]);
     for (const [rel, text] of Object.entries(r.collection?.links ?? {})) links.push([`resources.${name}.collection.links.${rel}`, text]);
     for (const [key, text] of links) {
-      if (PathTemplate.problem(text) !== null) continue; // already named as a bad template
+      if (LinkTemplate.problem(text) !== null) continue; // already named as a bad template
       // A link's value comes from a record at run time: one that does not fit the target's type is left out then.
-      const link = PathTemplate.parse(text);
-      if (!routes.some((route) => link.mayLeadTo(route)))
+      const link = LinkTemplate.parse(text);
+      const reached = routes.filter((route) => link.path.mayLeadTo(route.template));
+      if (reached.length === 0)
         problems.push(
           `${key}: ${text} is not a path of this gateway (no resource's path or collection.path matches it), so following it would answer 404; declare that resource, or set the link to null to drop it`,
         );
+      // An undeclared query parameter is a 400 on every collection: a link carrying one would lead nowhere.
+      for (const variable of link.query)
+        if (reached.length > 0 && !reached.some((route) => route.query.includes(variable)))
+          problems.push(
+            `${key}: ${text} carries {?${variable}}, but the path it leads to declares no query parameter "${variable}" (following it would be a 400); declare it in that resource's query, or drop it from the template`,
+          );
     }
   }
 }

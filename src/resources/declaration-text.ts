@@ -15,6 +15,8 @@ export function declarationText(r: ResourceConfig): string {
     if (this === r && (key === 'vary' || key === 'sharedAcrossIdentities')) return undefined;
     // linkFields only declares what the link templates already read: left out, so declaring it changes no ETag.
     if (this === r && key === 'linkFields') return undefined;
+    // Which fields a write may not set changes no rendering: left out, so declaring it changes no ETag.
+    if (this === r && key === 'readOnlyFields') return undefined;
     if (key === 'query' && typeof value === 'object' && value !== null && Object.keys(value).length === 0) return undefined;
     if (key === 'paging' && value === null && this === collection) return undefined;
     return value;

@@ -138,6 +138,11 @@ export class QueryModel {
     return this.#byName.has(name);
   }
 
+  /** The parameter of this name, or undefined (a link's query value is read by it, as a request's would be). */
+  param(name: string): QueryParam | undefined {
+    return this.#byName.get(name);
+  }
+
   /** A parameter's declaration as written (the OpenAPI document describes it). */
   declarationOf(name: string): QueryParamConfig {
     const param = this.#byName.get(name);

@@ -2,7 +2,10 @@ import type { FieldTypeName } from '../config/types.ts';
 import { HgError } from '../lib/errors.ts';
 import { deeperThan, MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import type { Link, Resource } from '../hypermedia/resource.ts';
-import type { CompiledCollection, CompiledLink, CompiledResource } from './compile.ts';
+import type { CompiledCollection, CompiledLink, CompiledResource, LinkSource, LinkTarget } from './compile.ts';
+import { dottedValue, fieldValue } from './fields.ts';
+import type { JsonPointer } from './json-pointer.ts';
+import { formValue } from './link-template.ts';
 import type { ResponseHeaders } from '../lib/exchange.ts';
 import type { PageAsk, UpstreamSpot } from './page-asks.ts';
 import { paramFromValue, parseStringParam, type ParamType, type ParamValue } from './params.ts';
@@ -55,32 +58,79 @@ function renderable(r: CompiledResource, field: string, value: unknown): unknown
   return value;
 }
 
+/** Where fields taken from pointers are in a record (CompiledResource.pointers). */
+type Pointers = ReadonlyMap<string, JsonPointer> | null;
+
 /** A record field as a link value: an integer, or a string of the characters a "string" parameter allows. */
 function linkValue(value: unknown): string | null {
   if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? String(value) : null;
   return typeof value === 'string' ? parseStringParam(value) : null;
 }
 
+/** A value a link reads: a path value, or the record's value of a field (a dotted name reads below it). */
+function sourceValue(source: LinkSource, values: readonly ParamValue[], record: Readonly<Record<string, unknown>>, pointers: Pointers): unknown {
+  return 'param' in source ? values[source.param] : dottedValue(record, source.parts, pointers);
+}
+
+/**
+ * The link's query (RFC 6570 form-style, `?brand=acme&size=m`), '' when every variable is undefined;
+ * null when a value does not fit the query parameter of that name the target declares (the link is
+ * then left out, as for a path value: following it would be a 400).
+ */
+function linkQuery(
+  link: CompiledLink,
+  target: LinkTarget | undefined,
+  values: readonly ParamValue[],
+  record: Readonly<Record<string, unknown>>,
+  pointers: Pointers,
+): string | null {
+  let out = '';
+  for (const { name, source } of link.query) {
+    let text = formValue(sourceValue(source, values, record, pointers));
+    if (text === undefined) continue;
+    const declared = target?.query?.param(name);
+    if (declared !== undefined) {
+      try {
+        text = declared.read(text);
+      } catch {
+        return null;
+      }
+    }
+    out += `${out === '' ? '?' : '&'}${name}=${text}`;
+  }
+  return out;
+}
+
 /**
  * The link's path, or null when a value it needs is missing or unfit (the link is then left out):
  * unfit for a path segment, or for the type of the parameter it fills in the declared path the
- * link leads to (an integer id takes neither "abc" nor 0).
+ * link leads to (an integer id takes neither "abc" nor 0), or for a query parameter that path declares.
  */
-function buildLink(link: CompiledLink, values: readonly ParamValue[], record: Readonly<Record<string, unknown>>): string | null {
+function buildLink(link: CompiledLink, values: readonly ParamValue[], record: Readonly<Record<string, unknown>>, pointers: Pointers): string | null {
   const parts: ParamValue[] = [];
   for (const source of link.sources) {
-    const value = 'param' in source ? (values[source.param] as ParamValue) : linkValue(record[source.field]);
+    const value = 'param' in source ? (values[source.param] as ParamValue) : linkValue(dottedValue(record, source.parts, pointers));
     if (value === null) return null;
     parts.push(value);
   }
-  const href = link.template.build(parts);
-  return link.targets.length === 0 || link.targets.some((t) => t.template.fits(href, t.types)) ? href : null;
+  const href = link.template.path.build(parts);
+  const target = link.targets.find((t) => t.template.fits(href, t.types));
+  if (link.targets.length > 0 && target === undefined) return null;
+  if (link.query.length === 0) return href;
+  const query = linkQuery(link, target, values, record, pointers);
+  return query === null ? null : href + query;
 }
 
-function linksOf(self: string, links: readonly CompiledLink[], values: readonly ParamValue[], record: Readonly<Record<string, unknown>>): Record<string, Link> {
+function linksOf(
+  self: string,
+  links: readonly CompiledLink[],
+  values: readonly ParamValue[],
+  record: Readonly<Record<string, unknown>>,
+  pointers: Pointers,
+): Record<string, Link> {
   const out: Record<string, Link> = { self };
   for (const link of links) {
-    const href = buildLink(link, values, record);
+    const href = buildLink(link, values, record, pointers);
     if (href !== null) out[link.rel] = href;
   }
   return out;
@@ -96,7 +146,8 @@ export function itemFromRecord(r: CompiledResource, value: unknown, values: read
   if (value === undefined) throw invalid(r, 'record', 'not a JSON object', unmatched(r.record.text, `resources.${r.name}.record`));
   const record = asObject(r, value, 'record');
   const id = values[values.length - 1] as ParamValue;
-  const upstreamId = record[r.identityField];
+  const pointers = r.pointers;
+  const upstreamId = fieldValue(record, r.identityField, pointers);
   if (upstreamId === undefined) throw invalid(r, 'record', `${r.identityField} is missing`);
   if (paramFromValue(r.types[r.types.length - 1] as ParamType, upstreamId) !== id)
     throw invalid(r, 'record', `${r.identityField} does not match the requested ${r.singular}`);
@@ -107,23 +158,24 @@ export function itemFromRecord(r: CompiledResource, value: unknown, values: read
       continue;
     }
     const type = r.fieldTypes[field];
-    const present = Object.hasOwn(record, field);
-    if (!present || (type !== undefined && !hasType(record[field], type)))
+    const value = fieldValue(record, field, pointers);
+    if (value === undefined || (type !== undefined && !hasType(value, type)))
       throw invalid(
         r,
         'record',
         `${field} is missing${type === undefined ? '' : ` or not a${type === 'integer' || type === 'object' || type === 'array' ? 'n' : ''} ${type}`}`,
       );
-    fields[field] = renderable(r, field, record[field]);
+    fields[field] = renderable(r, field, value);
   }
   for (const field of r.exposeFields) {
-    if (!Object.hasOwn(record, field)) continue;
+    const value = fieldValue(record, field, pointers);
+    if (value === undefined) continue;
     const type = r.fieldTypes[field];
-    if (type !== undefined && !hasType(record[field], type))
+    if (type !== undefined && !hasType(value, type))
       throw invalid(r, 'record', `${field} is not a${type === 'integer' || type === 'object' || type === 'array' ? 'n' : ''} ${type}`);
-    fields[field] = renderable(r, field, record[field]);
+    fields[field] = renderable(r, field, value);
   }
-  return { fields, links: linksOf(self, r.links, values, record) };
+  return { fields, links: linksOf(self, r.links, values, record, pointers) };
 }
 
 /** One member of a collection page: its own path and values (to cache it as the item), and its resource. */
@@ -141,7 +193,7 @@ export function memberFromRecord(r: CompiledResource, c: CompiledCollection, val
     const source = c.itemParamSources[i] as number;
     if (source !== -1) return collectionValues[source] as ParamValue;
     const type = r.types[i] as ParamType;
-    const v = paramFromValue(type, record[name]);
+    const v = paramFromValue(type, fieldValue(record, name, r.pointers));
     if (v === null) throw invalid(r, 'record', `${name} is not ${type === 'integer' ? 'a positive integer' : 'a valid string identifier'}`);
     return v;
   });
@@ -190,7 +242,7 @@ export function pageFromBody(
   const members = records.map((record) => memberFromRecord(r, c, record, collectionValues));
   const links: Record<string, Link> = ask === null ? { self: base } : ask.links(base, { body, headers, records, total }, upstream);
   for (const link of c.links) {
-    const href = buildLink(link, collectionValues, {});
+    const href = buildLink(link, collectionValues, {}, null);
     if (href !== null) links[link.rel] = href;
   }
   const fields = total === null ? {} : { total };

@@ -3,6 +3,8 @@ import { isDotSegment, parseParam, type ParamType, type ParamValue } from './par
 /** A template's literal segments: what an operator may write between parameters. */
 const LITERAL_SEGMENT = /^[A-Za-z0-9._~-]+$/;
 const PARAM_SEGMENT = /^\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
+/** A link template's parameter may name a nested value with dots (`{brand.id}`, an RFC 6570 varname). */
+const DOTTED_PARAM_SEGMENT = /^\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\}$/;
 
 /**
  * A path template as resources declare them: "/api/customers/{id}/orders". Each `{name}` is a
@@ -23,19 +25,20 @@ export class PathTemplate {
     this.#literals = literals;
   }
 
-  /** Why `text` is not a path template, or null when it is. */
-  static problem(text: string): string | null {
+  /** Why `text` is not a path template, or null when it is; `dotted`: parameter names may have dots (a link's, never a route's). */
+  static problem(text: string, dotted = false): string | null {
+    const paramSegment = dotted ? DOTTED_PARAM_SEGMENT : PARAM_SEGMENT;
     if (!text.startsWith('/')) return 'a path template starts with "/"';
     if (text === '/') return null;
     const seen = new Set<string>();
     for (const segment of text.slice(1).split('/')) {
-      const param = PARAM_SEGMENT.exec(segment);
+      const param = paramSegment.exec(segment);
       if (param !== null) {
         const name = param[1] as string;
         if (seen.has(name)) return `the parameter {${name}} appears twice`;
         seen.add(name);
       } else if (segment.includes('{') || segment.includes('}')) {
-        return `"${segment}": a parameter is a whole segment, {name}, with a name of letters, digits and _`;
+        return `"${segment}": a parameter is a whole segment, {name}, with a name of letters, digits and _${dotted ? ' (dots between parts name a nested value)' : ''}`;
       } else if (!LITERAL_SEGMENT.test(segment)) {
         return segment === '' ? 'empty segment (a doubled or trailing "/")' : `"${segment}": literal segments use only A-Z a-z 0-9 - . _ ~`;
       } else if (isDotSegment(segment)) {
@@ -45,21 +48,20 @@ export class PathTemplate {
     return null;
   }
 
-  static parse(text: string): PathTemplate {
-    const problem = PathTemplate.problem(text);
+  static parse(text: string, dotted = false): PathTemplate {
+    const problem = PathTemplate.problem(text, dotted);
     if (problem !== null) throw new Error(`${text}: ${problem}`);
     const params: string[] = [];
     const literals: string[] = [];
     let run = '';
     for (const segment of text === '/' ? [] : text.slice(1).split('/')) {
       run += '/';
-      const param = PARAM_SEGMENT.exec(segment);
-      if (param === null) {
+      if (!segment.startsWith('{')) {
         run += segment;
         continue;
       }
       literals.push(run);
-      params.push(param[1] as string);
+      params.push(segment.slice(1, -1));
       run = '';
     }
     literals.push(text === '/' ? '/' : run);
@@ -85,7 +87,7 @@ export class PathTemplate {
       : this.text
           .slice(1)
           .split('/')
-          .map((s) => (PARAM_SEGMENT.test(s) ? null : s));
+          .map((s) => (s.startsWith('{') ? null : s));
   }
 
   /**

@@ -39,6 +39,8 @@ function declarationKeys(
     if (child.kind === 'map' && child.values.kind === 'section') declarationKeys(child.values, `${path}.<name>`, out);
     // The object form of a string-or-object key (collection.total's {"header": ...}).
     if (child.kind === 'stringOr') declarationKeys(child.section, path, out);
+    // The object form of an entry of a string-or-object list (a field renamed from a pointer).
+    if (child.kind === 'strings' && child.entries !== undefined) declarationKeys(child.entries, `${path}[]`, out);
   }
   return out;
 }

@@ -34,9 +34,9 @@ describe('config problems say what is wrong and how to fix it', () => {
     ]);
   });
 
-  test('a field name with "/" or "." is refused with a hint, as nested fields are not supported', () => {
+  test('a field name with "/" or "." is refused with a hint: a nested value is taken with a pointer entry', () => {
     const hint =
-      'a field is a top-level member of the record, taken literally: nested fields are not supported (to unwrap an envelope, point resources.products.record at the object that holds the fields)';
+      'a field named by a string is a top-level member of the record, taken literally: for a nested value write {"name": "<public name>", "pointer": "/path/to/it"} (or point resources.products.record at the object that holds the fields)';
     assert.deepEqual(withProducts({ fields: ['sku', 'price.amount'] }), [`resources.products.fields: "price.amount" has a "." or "/"; ${hint}`]);
     assert.deepEqual(withProducts({ exposeFields: ['meta/colour'] }), [`resources.products.exposeFields: "meta/colour" has a "." or "/"; ${hint}`]);
     assert.deepEqual(withProducts({ links: { maker: '/api/customers/{makerId}' }, linkFields: ['makerId', 'a.b'] }), [

@@ -18,7 +18,7 @@ export function documentedConfigRows(): Map<string, ConfigRow> {
   const rows = new Map<string, ConfigRow>();
   for (const line of text.slice(start, end).split('\n')) {
     const cells = line.split('|').map((c) => c.trim());
-    const key = /^`([A-Za-z0-9.<>]+)`$/.exec(cells[1] ?? '')?.[1];
+    const key = /^`([A-Za-z0-9.<>[\]]+)`$/.exec(cells[1] ?? '')?.[1];
     if (key === undefined) continue;
     const value = /^`(.*)`$/.exec(cells[3] ?? '')?.[1];
     // Two rows for one key say two things of it, one of them stale.

@@ -148,3 +148,40 @@ export function startJsonApiLike(articles: readonly { id: string; title: string;
     );
   });
 }
+
+/** A JSON:API product: its attributes (nested as they come) and, when it has one, its brand's id (a relationship). */
+export interface JsonApiProduct {
+  readonly id: string;
+  readonly attributes: Record<string, unknown>;
+  readonly brand?: string;
+}
+
+/**
+ * A JSON:API-style shop: products as `{data: {type, id, attributes, relationships, links}, meta}`,
+ * a list with `page[offset]`, `page[limit]` and a `filter[brand]` filter, its total at `/meta/total`,
+ * and brands as `{data: {type, id, attributes: {name}}}`.
+ */
+export function startJsonApiShop(products: readonly JsonApiProduct[]): Promise<ShapedApi> {
+  return serve((url, res, origin) => {
+    const document = (p: JsonApiProduct) => ({
+      type: 'products',
+      id: p.id,
+      attributes: p.attributes,
+      relationships: p.brand === undefined ? {} : { brand: { data: { type: 'brands', id: p.brand } } },
+      links: { self: `${origin}/products/${p.id}` },
+    });
+    const one = /^\/products\/(\d+)$/.exec(url.pathname);
+    if (one !== null) {
+      const p = products.find((x) => x.id === one[1]);
+      return p === undefined ? json(res, 404, { errors: [{ status: '404' }] }) : json(res, 200, { data: document(p), meta: { served: 'now' } });
+    }
+    const brand = /^\/brands\/([a-z]+)$/.exec(url.pathname);
+    if (brand !== null) return json(res, 200, { data: { type: 'brands', id: brand[1], attributes: { name: 'Acme' } } });
+    if (url.pathname !== '/products') return json(res, 404, { errors: [{ status: '404' }] });
+    const filter = url.searchParams.get('filter[brand]');
+    const offset = count(url.searchParams.get('page[offset]'), 0);
+    const limit = count(url.searchParams.get('page[limit]'), 10);
+    const matching = products.filter((p) => filter === null || p.brand === filter);
+    json(res, 200, { data: matching.slice(offset, offset + limit).map(document), meta: { total: matching.length } });
+  });
+}
