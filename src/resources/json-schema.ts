@@ -28,16 +28,32 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * The same schema for a JSON merge patch (RFC 7396): nothing is required (a patch names only what
- * changes), and each top-level property may also be null (null removes a member, section 2).
+ * The same schema for a JSON merge patch (RFC 7396): nothing is required, at the top or in any
+ * object reached through `properties` (a patch names only what changes, nested objects included:
+ * `{"price": {"amount": 3}}` leaves the price's other members as they are). Arrays are replaced
+ * whole by a patch, so the schemas of their items keep what they require.
  */
 function patchSchema(schema: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...schema };
   delete out['required'];
   const properties = schema['properties'];
   if (isObject(properties)) {
-    out['properties'] = Object.fromEntries(Object.entries(properties).map(([name, s]) => [name, { anyOf: [s, { type: 'null' }] }]));
+    out['properties'] = Object.fromEntries(Object.entries(properties).map(([name, s]) => [name, isObject(s) ? patchSchema(s) : s]));
   }
+  return out;
+}
+
+/**
+ * A merge patch without its nulls: a null member removes that member (RFC 7396 section 2), at any
+ * depth of objects, so it is no value the schema judges. Inside an array a null is a value (the
+ * array replaces the target's whole), and stays. Members keep their places, so each error's
+ * pointer names the member as the client wrote it.
+ */
+function withoutRemovals(patch: unknown): unknown {
+  if (!isObject(patch)) return patch;
+  // No prototype: a member named "__proto__" stays a member, as JSON.parse made it.
+  const out = Object.create(null) as Record<string, unknown>;
+  for (const [name, value] of Object.entries(patch)) if (value !== null) out[name] = withoutRemovals(value);
   return out;
 }
 
@@ -74,7 +90,8 @@ export function compileSchemaFile(file: string): SchemaValidators {
   if (!isObject(schema)) throw new Error(`${file} is not a JSON Schema object`);
   const ajv = new (loadAjv())({ allErrors: true, strict: true });
   try {
-    return { whole: validatorOf(ajv.compile(schema)), patch: validatorOf(ajv.compile(patchSchema(schema))), schema };
+    const patch = validatorOf(ajv.compile(patchSchema(schema)));
+    return { whole: validatorOf(ajv.compile(schema)), patch: (body) => patch(withoutRemovals(body)), schema };
   } catch (err) {
     throw new Error(`${file} is not a valid JSON Schema (draft 2020-12): ${(err as Error).message}`, { cause: err });
   }

@@ -50,7 +50,7 @@ const TEXT_PROBLEM_DETAIL: Readonly<Record<Exclude<JsonTextProblem['kind'], 'dep
  * Checks a write's body before anything is sent: JSON (else 400) nested at most `maxDepth` levels
  * (server.maxBodyDepth; else 400), an object (else 422) whose members are named once and whose
  * strings are Unicode text (I-JSON; else 422), only the fields the resource exposes (`fields`,
- * `exposeFields`), path parameters' fields unchanged (a POST's new identifier absent), and the resource's JSON Schema when it has
+ * `exposeFields`) and none of its `readOnlyFields`, path parameters' fields unchanged (a POST's new identifier absent), and the resource's JSON Schema when it has
  * one (`patch`: the merge-patch form, RFC 7396). Every failing field is listed in one 422. The
  * parsed object is returned; the bytes sent upstream are the caller's, unchanged.
  */
@@ -75,6 +75,7 @@ export function checkBody(r: CompiledResource, bytes: Buffer, patch: boolean, fi
   const errors: FieldError[] = [];
   for (const name of Object.keys(body)) {
     if (!r.fields.includes(name) && !r.exposeFields.includes(name)) errors.push({ pointer: pointerTo(name), detail: 'is not a field of this resource' });
+    else if (r.readOnlyFields.has(name)) errors.push({ pointer: pointerTo(name), detail: `is read-only (resources.${r.name}.readOnlyFields): leave it out` });
   }
   for (const field of fixed) {
     if (!Object.hasOwn(body, field.name)) continue;

@@ -20,12 +20,13 @@ function declaredBody(r: CompiledResource, method: Exclude<WriteMethod, 'DELETE'
   const patch = method === 'PATCH';
   const properties: Record<string, JsonSchema> = {};
   for (const field of [...r.fields, ...r.exposeFields]) {
-    if (method === 'POST' && field === r.identityField) continue;
+    // A read-only field is refused in any write (write-body.ts): not a property a body may have.
+    if ((method === 'POST' && field === r.identityField) || r.readOnlyFields.has(field)) continue;
     const type = r.fieldTypes[field];
     const base: JsonSchema = field === r.identityField ? paramSchema(r.types[r.types.length - 1] as ParamType) : type === undefined ? {} : { type };
     properties[field] = patch ? { anyOf: [base, { type: 'null' }] } : base;
   }
-  const required = patch ? [] : r.fields.filter((f) => f !== r.identityField && !fixed.includes(f));
+  const required = patch ? [] : r.fields.filter((f) => f !== r.identityField && !fixed.includes(f) && !r.readOnlyFields.has(f));
   return { type: 'object', ...(required.length > 0 ? { required } : {}), properties, additionalProperties: false };
 }
 
