@@ -71,14 +71,26 @@ class Form {
   /** expiresAtMs - storedAtMs. */
   readonly lifetimeMs: number;
   readonly lifetimeSeconds: number;
+  /** Headers of the upstream's answer passed to the client (a service's exposeHeaders), name and value in turn; null for none. */
+  readonly exposed: readonly string[] | null;
+  /**
+   * The list a 200 is filled into: the shared one of its layout, or, for a form with exposed
+   * headers, its own with them before Cache-Status (filled the same way, slots at the same places;
+   * a form without them costs a hit nothing more than before).
+   */
+  readonly ok: (string | number)[];
 
-  constructor(contentType: string, cacheControl: string, vary: string | null, staleAllowed: boolean, lifetimeMs: number) {
+  constructor(contentType: string, cacheControl: string, vary: string | null, staleAllowed: boolean, lifetimeMs: number, exposed: readonly string[] | null) {
     this.contentType = contentType;
     this.cacheControl = cacheControl;
     this.vary = vary;
     this.staleAllowed = staleAllowed;
     this.lifetimeMs = lifetimeMs;
     this.lifetimeSeconds = Math.round(lifetimeMs / 1000);
+    this.exposed = exposed;
+    const shared = vary === null ? OK_HEADERS : OK_VARY_HEADERS;
+    const tail = shared.length - CACHE_STATUS_SLOT_FROM_END - 1;
+    this.ok = exposed === null ? shared : [...shared.slice(0, tail), ...exposed, ...shared.slice(tail)];
   }
 }
 
@@ -86,12 +98,20 @@ class Form {
 const MAX_FORMS = 1024;
 const forms = new Map<string, Form>();
 
-function formOf(contentType: string, cacheControl: string, vary: string | null, staleAllowed: boolean, lifetimeMs: number): Form {
-  const key = `${contentType}\u0000${cacheControl}\u0000${vary ?? ''}\u0000${vary === null ? 0 : 1}${staleAllowed ? 1 : 0}\u0000${lifetimeMs}`;
+function formOf(
+  contentType: string,
+  cacheControl: string,
+  vary: string | null,
+  staleAllowed: boolean,
+  lifetimeMs: number,
+  exposed: readonly string[] | null,
+): Form {
+  const shape = `${contentType}\u0000${cacheControl}\u0000${vary ?? ''}\u0000${vary === null ? 0 : 1}${staleAllowed ? 1 : 0}\u0000${lifetimeMs}`;
+  const key = exposed === null ? shape : `${shape}\u0000${exposed.join('\u0000')}`;
   let form = forms.get(key);
   if (form === undefined) {
     if (forms.size >= MAX_FORMS) forms.clear();
-    form = new Form(contentType, cacheControl, vary, staleAllowed, lifetimeMs);
+    form = new Form(contentType, cacheControl, vary, staleAllowed, lifetimeMs, exposed);
     forms.set(key, form);
   }
   return form;
@@ -127,12 +147,13 @@ export class Representation {
     vary: string | null = null,
     staleAllowed = true,
     etag?: string,
+    exposed: readonly string[] | null = null,
   ) {
     this.body = body;
     this.byteLength = Buffer.byteLength(body);
     this.heldBytes = heldBytes(body, this.byteLength);
     this.storedAtMs = storedAtMs;
-    this.#form = formOf(contentType, cacheControl, vary, staleAllowed, expiresAtMs - storedAtMs);
+    this.#form = formOf(contentType, cacheControl, vary, staleAllowed, expiresAtMs - storedAtMs, exposed);
     // Derived from the upstream's validator when it sent one (etag.ts), else a digest of the exact bytes.
     this.etag = etag ?? bodyEtag(body);
   }
@@ -170,6 +191,11 @@ export class Representation {
     return this.#form.lifetimeSeconds;
   }
 
+  /** The upstream's headers a 200 passes to the client, name and value in turn; null for none. */
+  get exposed(): readonly string[] | null {
+    return this.#form.exposed;
+  }
+
   /** May it answer once expired (the upstream did not forbid it; see cache-control.ts)? */
   get staleAllowed(): boolean {
     return this.#form.staleAllowed;
@@ -187,7 +213,7 @@ export class Representation {
    */
   headers(age: number): (string | number)[] {
     const form = this.#form;
-    const list = form.vary === null ? OK_HEADERS : OK_VARY_HEADERS;
+    const list = form.ok;
     list[1] = form.contentType;
     list[3] = form.cacheControl;
     list[5] = this.etag;
@@ -199,7 +225,10 @@ export class Representation {
     return list;
   }
 
-  /** Headers of a 304 answer at this age (RFC 9110 section 15.4.5), in a shared list like headers(). */
+  /**
+   * Headers of a 304 answer at this age, in a shared list like headers(): what RFC 9110 section
+   * 15.4.5 says a 304 carries (Cache-Control, ETag, Vary), never the exposed headers of the 200.
+   */
   notModifiedHeaders(age: number): (string | number)[] {
     const form = this.#form;
     const list = form.vary === null ? NOT_MODIFIED_HEADERS : NOT_MODIFIED_VARY_HEADERS;

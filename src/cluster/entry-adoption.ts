@@ -1,4 +1,5 @@
 import { CacheEntry, etagFor, type Validator } from '../cache/cache-entry.ts';
+import { isFieldValue } from '../lib/field-value.ts';
 import { Representation } from '../cache/representation.ts';
 import { FORMATS, JSON_INDEX } from '../hypermedia/formats.ts';
 import { isEntityTag } from '../protocol/etag.ts';
@@ -16,6 +17,8 @@ export interface SharedShape {
   readonly suffixes: readonly string[] | null;
   /** The Vary of its answers (the gateway's, and the request headers the resource varies with). */
   readonly vary: string;
+  /** The upstream headers its service passes to the client (exposeHeaders, as configured): no other may come from the tier. */
+  readonly exposeHeaders: readonly string[];
 }
 
 /** What this instance expects of the entry at one path. */
@@ -34,6 +37,21 @@ const JSON_TYPE = (FORMATS[JSON_INDEX] as (typeof FORMATS)[number]).contentType;
 const MAX_AGE = /^max-age=(\d{1,10})$/;
 /** Lifetimes are whole seconds; age and time left are ms that may each have been rounded. */
 const ROUNDING_MS = 1;
+
+/**
+ * Stored exposed headers as this instance would have kept them: each name one its service exposes
+ * (spelt as configured), at most once, each value a valid field value; or why not.
+ */
+function exposedProblem(stored: readonly string[], allowed: readonly string[]): Rejection | null {
+  const seen = new Set<string>();
+  for (let i = 0; i < stored.length; i += 2) {
+    const name = stored[i] as string;
+    if (!allowed.includes(name) || seen.has(name)) return rejection('header', `it carries a header "${name}" the service does not expose here`);
+    seen.add(name);
+    if (!isFieldValue(stored[i + 1] as string)) return rejection('header', `its ${name} header is not a field value`);
+  }
+  return null;
+}
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -75,7 +93,8 @@ function bodyProblem(body: string, path: string, embeddedRel: string | null): Re
  * embedded relation and invalidation groups are this instance's for it; the lifetime is no longer
  * than the resource's max age (an absence's no longer than cache.notFoundSeconds); Cache-Control
  * has the one form the gateway writes, and the ETag is derived here (from the upstream's validator,
- * itself a valid entity-tag, or from the body), so no stored text reaches a header unchecked.
+ * itself a valid entity-tag, or from the body); exposed headers are ones the service exposes here,
+ * each a valid field value, so no stored text reaches a header unchecked.
  *
  * An absence (the upstream's 404) is checked like a body, by what it carries: the path it was
  * written for, the declaration and a lifetime within cache.notFoundSeconds. Not adopting absences
@@ -94,7 +113,7 @@ export function adoptable(record: SharedRecord, expected: Expected, readAtMs: nu
   if (!Number.isFinite(meta.a) || !Number.isFinite(meta.t) || meta.a < 0) return rejection('freshness', 'its age or time left is not a number of ms');
   let lifetimeMs: number;
   if (meta.x === 1) {
-    if (body !== '' || meta.c !== undefined || meta.u !== undefined) return rejection('format', 'an absence with a body or headers');
+    if (body !== '' || meta.c !== undefined || meta.u !== undefined || meta.h !== undefined) return rejection('format', 'an absence with a body or headers');
     lifetimeMs = expected.absenceMs;
   } else {
     const maxAge = MAX_AGE.exec(meta.c ?? '');
@@ -115,6 +134,10 @@ export function adoptable(record: SharedRecord, expected: Expected, readAtMs: nu
     if (shape.suffixes === null) return rejection('identity', 'it carries a validator where this resource keeps none');
     validator = { upstream: meta.u, suffixes: shape.suffixes };
   }
+  if (meta.h !== undefined) {
+    const problem = exposedProblem(meta.h, shape.exposeHeaders);
+    if (problem !== null) return problem;
+  }
   // The body names its path; the key's identity part is checked above (meta.p), never in the body.
   const at = path.indexOf('#');
   const problem = bodyProblem(body, at === -1 ? path : path.slice(0, at), shape.embeddedRel);
@@ -128,6 +151,7 @@ export function adoptable(record: SharedRecord, expected: Expected, readAtMs: nu
     shape.vary,
     freshness.staleAllowed,
     etagFor(validator, JSON_INDEX),
+    meta.h ?? null,
   );
   return new CacheEntry([rep], freshness, expected.groups, shape.embeddedRel, validator);
 }

@@ -32,6 +32,8 @@ export interface SharedMeta {
    * derives them from this (with its own render suffixes) or from the body, as the writer did.
    */
   readonly u?: string;
+  /** The upstream's headers its 200s pass to the client (a service's exposeHeaders), name and value in turn; absent for none. */
+  readonly h?: readonly string[];
 }
 
 /** A tier value split into its parts: well formed, of this version, but not yet checked against anything (entry-adoption.ts). */
@@ -81,6 +83,7 @@ export function encodeEntry(entry: CacheEntry, nowMs: number, path: string, fing
     g: entry.groups,
     r: entry.embeddedRel,
     ...(validator === null ? {} : { u: validator.upstream }),
+    ...(json.exposed === null ? {} : { h: json.exposed }),
   };
   return `${JSON.stringify(meta)}\n${json.body}`;
 }
@@ -100,7 +103,8 @@ function isMeta(m: Record<string, unknown>): boolean {
     (m['r'] === null || typeof m['r'] === 'string') &&
     (m['x'] === undefined || m['x'] === 1) &&
     optionalString(m['c']) &&
-    optionalString(m['u'])
+    optionalString(m['u']) &&
+    (m['h'] === undefined || (Array.isArray(m['h']) && m['h'].length > 0 && m['h'].length % 2 === 0 && m['h'].every((h) => typeof h === 'string')))
   );
 }
 

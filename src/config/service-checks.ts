@@ -1,4 +1,5 @@
 import type { Config, HeaderValue, UpstreamConfig } from './types.ts';
+import { isFieldValue } from '../lib/field-value.ts';
 
 /**
  * Headers a service config may not set: the gateway writes them itself (framing, the request id and
@@ -41,8 +42,58 @@ const UNFORWARDABLE = new Set([
   'via',
 ]);
 
-/** A field value (RFC 9110 section 5.5): visible characters, spaces and tabs inside, none at either end, no CR, LF or NUL. */
-const FIELD_VALUE = /^[\x21-\x7e\x80-\xff]([\x20\x09\x21-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?$/;
+/**
+ * Response headers a service may never pass to the client through exposeHeaders: hop-by-hop and
+ * framing ones, cookies, and every header the gateway sets itself on a resource's answer (its
+ * representation's metadata, freshness and validators, the request id, CORS, authentication
+ * challenges and problems' own).
+ */
+const UNEXPOSABLE = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'set-cookie',
+  'set-cookie2',
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'content-range',
+  'content-location',
+  'accept-ranges',
+  'cache-control',
+  'expires',
+  'pragma',
+  'etag',
+  'last-modified',
+  'age',
+  'vary',
+  'cache-status',
+  'date',
+  'server',
+  'x-request-id',
+  'traceparent',
+  'tracestate',
+  'location',
+  'allow',
+  'accept-patch',
+  'accept-post',
+  'accept-encoding',
+  'retry-after',
+  'www-authenticate',
+  'access-control-allow-origin',
+  'access-control-allow-credentials',
+  'access-control-allow-headers',
+  'access-control-allow-methods',
+  'access-control-expose-headers',
+  'access-control-max-age',
+  'strict-transport-security',
+]);
 
 /** The services by name: "upstream" is the default section, the others come from `upstreams`. */
 export function servicesOf(config: Config): ReadonlyMap<string, UpstreamConfig> {
@@ -78,7 +129,7 @@ export function checkServices(config: Config, problems: string[], token: RegExp,
       const text = headerValueOf(value, env);
       const source = typeof value === 'string' ? 'the value' : `the environment variable ${value.env}`;
       if (text === undefined || text === '') problems.push(`${at}.headers.${header}: ${source} is not set`);
-      else if (!FIELD_VALUE.test(text))
+      else if (!isFieldValue(text))
         problems.push(`${at}.headers.${header}: ${source} is not a valid header value (no control characters, no leading or trailing space)`);
     }
     const seen = new Set(Object.keys(service.headers).map((h) => h.toLowerCase()));
@@ -94,6 +145,17 @@ export function checkServices(config: Config, problems: string[], token: RegExp,
         problems.push(`${at}.forwardHeaders: "${header}" is never passed on from the client${lower === 'authorization' ? ' (use forwardAuthorization)' : ''}`);
       else if (seen.has(lower) || claimHeaders.has(lower))
         problems.push(`${at}.forwardHeaders: "${header}" is also set in ${at}.headers or ${at}.forwardClaims`);
+    }
+    const exposed = new Set<string>();
+    for (const header of service.exposeHeaders) {
+      const lower = header.toLowerCase();
+      if (!token.test(header)) problems.push(`${at}.exposeHeaders: "${header}" is not an HTTP header name (RFC 9110 section 5.1)`);
+      else if (UNEXPOSABLE.has(lower) || lower.startsWith('access-control-'))
+        problems.push(
+          `${at}.exposeHeaders: "${header}" is never passed to the client (a hop-by-hop header, a cookie, or one the gateway sets itself on its answers)`,
+        );
+      else if (exposed.has(lower)) problems.push(`${at}.exposeHeaders: "${header}" is listed more than once`);
+      exposed.add(lower);
     }
   }
 }

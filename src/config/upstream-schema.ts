@@ -52,6 +52,10 @@ const SERVICE_KEYS = {
     default: [],
     doc: 'Request headers the client may pass to this service, e.g. `["Accept-Language"]` (an allowlist; absent ones are not sent). Hop-by-hop headers, `Authorization` (see `forwardAuthorization`), `Cookie`, `Host` and the headers the gateway sets itself are refused at start. Resources of this service are cached per value of these headers unless they declare `vary` or `sharedAcrossIdentities` ([Identity-aware caching](caching.md#identity-aware-caching)).',
   }),
+  exposeHeaders: strings({
+    default: [],
+    doc: 'Response headers of this service passed to the client on its resources\' reads, e.g. `["Deprecation", "Sunset", "Link", "Content-Language"]` (an allowlist; absent ones are not sent). Stored with the cached entry (in both tiers) and sent on every hit; a 304 carries only what RFC 9110 section 15.4.5 lists. Hop-by-hop headers, `Set-Cookie` and the headers the gateway sets itself are refused at start. See [Headers from the upstream](caching.md#headers-from-the-upstream).',
+  }),
   forwarded: boolean({
     default: false,
     doc: "`true`: send `Forwarded` (RFC 7239: `for` and `proto`) and `X-Forwarded-For`/`X-Forwarded-Proto` to this service, built by the gateway: the client's address as `server.trustProxy` resolves it, and `https` only from a TLS connection or a trusted proxy's `X-Forwarded-Proto`. What the client sent in these headers is never passed on otherwise.",

@@ -17,6 +17,8 @@ export interface EntryOptions {
   readonly validator?: Validator | null;
   /** Its Vary when not the gateway's (a resource that varies with request headers: varyOf). */
   readonly vary?: string;
+  /** The upstream's headers its 200s pass to the client (UpstreamResult.exposed); none when absent or null. */
+  readonly exposed?: readonly string[] | null;
 }
 
 /** What a cached absence answers: the source's 404. */
@@ -26,7 +28,7 @@ interface Absence {
 
 /** A format rendered from an entry's JSON, with the JSON's freshness and Vary (CacheEntry.withFormat). */
 function likeJson(body: string, contentType: string, like: Representation, etag: string | undefined): Representation {
-  return new Representation(body, contentType, like.cacheControl, like.storedAtMs, like.expiresAtMs, like.vary, like.staleAllowed, etag);
+  return new Representation(body, contentType, like.cacheControl, like.storedAtMs, like.expiresAtMs, like.vary, like.staleAllowed, etag, like.exposed);
 }
 
 /**
@@ -58,7 +60,7 @@ export class EntryStore {
   /** The JSON form of a resource as a cache entry (other formats are rendered from it when asked for). */
   entry(resource: Resource, how: EntryOptions): CacheEntry {
     const json = FORMATS[JSON_INDEX] as (typeof FORMATS)[number];
-    const { freshness, validator = null, vary = this.vary } = how;
+    const { freshness, validator = null, vary = this.vary, exposed = null } = how;
     const rep = new Representation(
       renderBody(resource, json),
       json.contentType,
@@ -68,6 +70,7 @@ export class EntryStore {
       vary,
       freshness.staleAllowed,
       etagFor(validator, JSON_INDEX),
+      exposed,
     );
     return new CacheEntry([rep], freshness, how.groups, how.embeddedRel, validator);
   }

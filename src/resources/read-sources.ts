@@ -22,7 +22,7 @@ export function itemSource(r: CompiledResource, entries: EntryStore): Source {
   const vary = entries.varyOf(r);
   const suffixes = entries.suffixesOf(r.declaration, vary);
   const source: Source = {
-    shared: { fingerprint: r.fingerprint, maxAgeSeconds: r.maxAgeSeconds, embeddedRel: null, suffixes, vary },
+    shared: { fingerprint: r.fingerprint, maxAgeSeconds: r.maxAgeSeconds, embeddedRel: null, suffixes, vary, exposeHeaders: r.service.exposeHeaders },
     takesWrites: takesWrites(r),
     notFound: () => r.notFound(),
     groups: (values) => r.groups(values),
@@ -44,6 +44,7 @@ export function itemSource(r: CompiledResource, entries: EntryStore): Source {
         ticket,
         validator,
         vary,
+        exposed: result.exposed,
       });
     },
   };
@@ -104,7 +105,14 @@ export class CollectionSource implements Source {
   /** Made when asked for (a miss), so a page's source allocates nothing more on a hit. Pages carry no validator. */
   get shared(): SharedShape {
     const r = this.#r;
-    return { fingerprint: r.fingerprint, maxAgeSeconds: r.maxAgeSeconds, embeddedRel: r.name, suffixes: null, vary: this.#entries.varyOf(r) };
+    return {
+      fingerprint: r.fingerprint,
+      maxAgeSeconds: r.maxAgeSeconds,
+      embeddedRel: r.name,
+      suffixes: null,
+      vary: this.#entries.varyOf(r),
+      exposeHeaders: r.service.exposeHeaders,
+    };
   }
 
   notFound(): HgError {
@@ -152,6 +160,14 @@ export class CollectionSource implements Source {
         entries.store(memberKey, member.resource, { freshness, groups: keyGroups(memberKey, r.groups(member.values)), embeddedRel: null, ticket, vary });
       }
     }
-    return entries.store(key, result.value.page, { freshness, groups: keyGroups(key, c.groups(values)), embeddedRel: r.name, ticket, vary });
+    // The page's own headers; a member stored as the item carries none (they were said of the page).
+    return entries.store(key, result.value.page, {
+      freshness,
+      groups: keyGroups(key, c.groups(values)),
+      embeddedRel: r.name,
+      ticket,
+      vary,
+      exposed: result.exposed,
+    });
   }
 }

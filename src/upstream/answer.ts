@@ -1,4 +1,5 @@
 import type { Clock } from '../lib/clock.ts';
+import { isFieldValue } from '../lib/field-value.ts';
 import { HgError } from '../lib/errors.ts';
 import { isJsonMediaType, mediaTypeOf } from '../lib/media-type.ts';
 import type { Answer, BodyPlan, PlanBody, ResponseHeaders } from '../lib/exchange.ts';
@@ -10,7 +11,15 @@ import { freshnessOf, type UpstreamFreshness } from './cache-control.ts';
  * validator (the upstream's ETag, or null), or "no such resource".
  */
 export type UpstreamResult<T> =
-  | { readonly found: true; readonly value: T; readonly freshness: UpstreamFreshness; readonly ageSeconds: number; readonly etag: string | null }
+  | {
+      readonly found: true;
+      readonly value: T;
+      readonly freshness: UpstreamFreshness;
+      readonly ageSeconds: number;
+      readonly etag: string | null;
+      /** The exposed headers it sent (exposedHeaders), name and value in turn; null for none, absent when the service exposes none. */
+      readonly exposed?: readonly string[] | null;
+    }
   | { readonly found: false };
 
 /** What the upstream answered to a write: its status, validator, and body when it sent one. */
@@ -41,6 +50,22 @@ export type Decode<T> = (json: unknown, headers: ResponseHeaders) => T;
 /** The upstream's ETag when it is one entity-tag (etag.ts); anything else is ignored. */
 function etagOf(value: string | string[] | undefined): string | null {
   return typeof value === 'string' && isEntityTag(value) ? value : null;
+}
+
+/**
+ * The headers of `expose` (a service's exposeHeaders, as configured) the answer carries, name and
+ * value in turn, for the client; null when it carries none. A field sent on several lines is one
+ * list, joined with ", " (RFC 9110 section 5.3); a value that could not go on in a header is left out.
+ */
+export function exposedHeaders(headers: ResponseHeaders, expose: readonly string[]): readonly string[] | null {
+  let out: string[] | null = null;
+  for (const name of expose) {
+    const value = headers[name.toLowerCase()];
+    const text = Array.isArray(value) ? value.join(', ') : value;
+    if (typeof text !== 'string' || !isFieldValue(text)) continue;
+    (out ??= []).push(name, text);
+  }
+  return out;
 }
 
 /** Age (RFC 9111 section 5.1) in whole seconds; 0 when absent or not a positive integer. */
@@ -88,9 +113,16 @@ export const planWrite: PlanBody = (status, headers, limit): BodyPlan => {
 /**
  * A read's answer decoded: 404 is "not found"; a 200 with a JSON body is the decoded value with
  * its freshness (measured from `clock`'s now, when Expires has no Date; `authorized`: the request
- * carried the client's Authorization, see freshnessOf), Age and ETag; anything else is a 502 naming `who`.
+ * carried the client's Authorization, see freshnessOf), Age, ETag and the headers of `expose` it sent; anything else is a 502 naming `who`.
  */
-export function readResult<T>(res: Answer, decode: Decode<T>, who: string, clock: Clock, authorized = false): UpstreamResult<T> {
+export function readResult<T>(
+  res: Answer,
+  decode: Decode<T>,
+  who: string,
+  clock: Clock,
+  authorized = false,
+  expose: readonly string[] = [],
+): UpstreamResult<T> {
   if (res.status === 404) return { found: false };
   if (res.status !== 200) throw badGateway(`${who} answered with status ${res.status}.`);
   if (!isJsonContentType(res.headers['content-type'])) throw badGateway(`${who} answered with a body that is not JSON.`);
@@ -102,6 +134,7 @@ export function readResult<T>(res: Answer, decode: Decode<T>, who: string, clock
     freshness: freshnessOf(res.headers, clock.now(), authorized),
     ageSeconds: ageSecondsOf(res.headers['age']),
     etag: etagOf(res.headers['etag']),
+    ...(expose.length === 0 ? {} : { exposed: exposedHeaders(res.headers, expose) }),
   };
 }
 

@@ -84,12 +84,15 @@ export class UpstreamClient {
   /** How problems a client sees refer to it, whichever it is: its name is internal (failure-log.ts). */
   readonly who = 'The upstream service';
   readonly #headers: RequestHeaders;
+  /** Response headers passed to the client (exposeHeaders), as configured; empty for none. */
+  readonly exposeHeaders: readonly string[];
 
   constructor(config: UpstreamConfig, url: string, observer?: UpstreamObserver, clock: Clock = systemClock, options?: ServiceOptions) {
     this.#observer = observer;
     this.#clock = clock;
     this.name = options?.name ?? 'upstream';
     this.critical = config.critical;
+    this.exposeHeaders = config.exposeHeaders;
     this.#headers = new RequestHeaders(config, options?.claims, options?.env ?? process.env, options?.trustProxy);
     this.breaker = new CircuitBreaker(config.breaker, clock);
     const base = new URL(url);
@@ -145,7 +148,7 @@ export class UpstreamClient {
       const res = await this.#exchange(options, planRead, attempt);
       attempt.outcome = res.status === 404 ? 'not_found' : res.status === 200 ? 'bad_body' : 'bad_status';
       // Still 'bad_body' if the body is not JSON or the decoder refuses the record.
-      const result = readResult(res, decode, this.who, this.#clock, authorized);
+      const result = readResult(res, decode, this.who, this.#clock, authorized, this.exposeHeaders);
       if (result.found) attempt.outcome = 'ok';
       return result;
     });

@@ -10,7 +10,7 @@ const PATH = '/api/customers/7';
 const SUFFIXES = ['AAAAAAAA', 'BBBBBBBB'];
 const expected: Expected = {
   path: PATH,
-  shape: { fingerprint: 'fp', maxAgeSeconds: 60, embeddedRel: null, suffixes: SUFFIXES, vary: 'Accept' },
+  shape: { fingerprint: 'fp', maxAgeSeconds: 60, embeddedRel: null, suffixes: SUFFIXES, vary: 'Accept', exposeHeaders: [] },
   groups: [],
   absenceMs: 5000,
 };
