@@ -43,9 +43,12 @@ function templated(link: JsonSchema, declared: CompiledLink | undefined): JsonSc
   return { ...link, description: `Built from ${declared.template.text} (RFC 6570): dotted names read nested values of the record.${query}` };
 }
 
-/** Declared links built from path parameters only are always there; one that needs a record field may be left out. */
+/**
+ * Declared links built from path parameters only are always there; one that needs a record field,
+ * or carries a query expression (a value the linked path's parameter refuses leaves it out), may be left out.
+ */
 function splitLinks(declared: readonly CompiledLink[]): { always: string[]; maybe: string[] } {
-  const always = declared.filter((l) => l.sources.every((s) => 'param' in s)).map((l) => l.rel);
+  const always = declared.filter((l) => l.query.length === 0 && l.sources.every((s) => 'param' in s)).map((l) => l.rel);
   const maybe = declared.filter((l) => !always.includes(l.rel)).map((l) => l.rel);
   return { always, maybe };
 }
