@@ -27,8 +27,8 @@ export interface RouteDoc {
   readonly scopes: readonly string[];
   /** A public read: served without credentials too (the scopes then say what a token is checked for). */
   readonly public?: boolean;
-  /** The 200 answer: a description, and a component schema name per media type. */
-  readonly ok: { readonly description: string; readonly content: Readonly<Record<string, string>> };
+  /** The 200 answer: a description, a component schema name per media type, and the upstream's headers it passes on (a service's exposeHeaders) when any. */
+  readonly ok: { readonly description: string; readonly content: Readonly<Record<string, string>>; readonly exposedHeaders?: readonly string[] };
   /** Problems particular to this route (auth, 406, 414 and 500 are added for every route). */
   readonly errors: readonly HgErrorCode[];
   /** How HG_ERR_RESOURCE_NOT_FOUND, when listed, names itself on this route (customer-not-found). */

@@ -135,6 +135,7 @@ function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access): R
       ok: {
         description: `The ${r.singular}.`,
         content: { 'application/json': schemaName(r.singular), 'application/hal+json': `${schemaName(r.singular)}Hal` },
+        ...exposedDoc(r),
       },
       errors,
       notFound: r.notFound().identity,
@@ -182,7 +183,7 @@ function collectionRoutes(r: CompiledResource, c: CompiledCollection, parts: Ser
       params: [...pathParams(r, c.path.params, c.types), ...declaredQueryDocs(c.query), ...pagingParams(r, c)],
       scopes: access.scopesOf(r, true),
       public: r.public,
-      ok: { description: `The ${r.name}.`, content: { 'application/json': name, 'application/hal+json': `${name}Hal` } },
+      ok: { description: `The ${r.name}.`, content: { 'application/json': name, 'application/hal+json': `${name}Hal` }, ...exposedDoc(r) },
       errors: [
         'HG_ERR_ROUTE_NOT_FOUND',
         ...(parent === null ? [] : (['HG_ERR_RESOURCE_NOT_FOUND'] as const)),
@@ -197,6 +198,11 @@ function collectionRoutes(r: CompiledResource, c: CompiledCollection, parts: Ser
 }
 
 /** Every read route of the table: each resource's collection (if declared) and its items. */
+/** The upstream's headers a read passes on, for its route doc; nothing for a service that exposes none. */
+function exposedDoc(r: CompiledResource): { exposedHeaders?: readonly string[] } {
+  return r.service.exposeHeaders.length === 0 ? {} : { exposedHeaders: r.service.exposeHeaders };
+}
+
 export function readRoutes(table: ResourceTable, parts: ServingParts, access: Access): RouteDef[] {
   const items: ItemReaders = new Map(table.resources.map((r) => [r, new ReadThrough(parts, itemSource(r, parts.entries))] as const));
   return table.resources.flatMap((r) => [

@@ -84,8 +84,7 @@ export class UpstreamClient {
   /** How problems a client sees refer to it, whichever it is: its name is internal (failure-log.ts). */
   readonly who = 'The upstream service';
   readonly #headers: RequestHeaders;
-  /** Response headers passed to the client (exposeHeaders), as configured; empty for none. */
-  readonly exposeHeaders: readonly string[];
+  readonly exposeHeaders: readonly string[]; // passed to the client, as configured (answer.ts exposedHeaders)
 
   constructor(config: UpstreamConfig, url: string, observer?: UpstreamObserver, clock: Clock = systemClock, options?: ServiceOptions) {
     this.#observer = observer;

@@ -65,6 +65,16 @@ describe('exposeHeaders: upstream response headers passed to the client', () => 
     assert.equal(revalidated.headers['link'], undefined);
   });
 
+  test('the OpenAPI document lists the exposed headers on the reads of the service, and a 304 without them', async () => {
+    const doc = (await get(url('/api/openapi.json'), reader)).json() as {
+      paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, { required: boolean }> }> }>>;
+    };
+    const read = doc.paths['/api/customers/{id}']?.['get']?.responses;
+    assert.equal(read?.['200']?.headers?.['Deprecation']?.required, false);
+    assert.equal(read?.['304']?.headers?.['Deprecation'], undefined);
+    assert.ok(read?.['200']?.headers?.['ETag'] !== undefined);
+  });
+
   test('a collection page passes the headers of its own answer', async () => {
     fx.upstream.on('/customers?offset=0&limit=20', { kind: 'json', body: { items: [], total: 0 }, headers: { 'content-language': 'de' } });
     const page = await get(url('/api/customers'), { ...reader, ...bearer(await fx.token({ claims: { scope: 'customers:read customers:read-any' } })) });
