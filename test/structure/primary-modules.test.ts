@@ -19,13 +19,15 @@ export async function load(url, context, nextLoad) {
 
 /**
  * The checks of resource and pass-through route declarations the config loader is given
- * (gateway/load-config.ts), and the parsers they use (path templates, parameter types, JSON
- * pointers and schemas, where templates overlap, the gateway's own paths, declared query parameters
+ * (gateway/load-config.ts), and the parsers they use (path and link templates, field entries,
+ * parameter types, JSON pointers and schemas, where templates overlap, the gateway's own paths, declared query parameters
  * and paging): a primary validates the config it reloads, so it loads them.
  */
 const DECLARATION_CHECKS = [
   'resources/config-checks.ts',
   'resources/template.ts',
+  'resources/link-template.ts',
+  'resources/fields.ts',
   'resources/params.ts',
   'resources/json-pointer.ts',
   'resources/json-schema.ts',
