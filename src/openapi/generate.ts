@@ -2,7 +2,7 @@ import type { HgErrorCode } from '../lib/errors.ts';
 import type { RouteDef } from '../protocol/route.ts';
 import type { ParamDoc, RouteDoc } from '../protocol/route-doc.ts';
 import type { JsonSchema } from '../protocol/route-doc.ts';
-import { optionsHeaders, READ_CONDITIONS, READ_HEADERS, WRITE_BODY_COMMON, WRITE_COMMON, WRITE_HEADERS, type HeaderDoc } from './headers.ts';
+import { optionsHeaders, READ_CONDITIONS, READ_HEADERS, readHeaders, WRITE_BODY_COMMON, WRITE_COMMON, WRITE_HEADERS } from './headers.ts';
 import { problemResponses, SHARED_RESPONSES } from './problems.ts';
 
 export const SECURITY_SCHEME = 'bearerAuth';
@@ -120,19 +120,6 @@ function securityOf(doc: RouteDoc): Record<string, string[]>[] {
   if (doc.scopes.length === 0) return [];
   const bearer = { [SECURITY_SCHEME]: [...doc.scopes] };
   return doc.public === true ? [{}, bearer] : [bearer];
-}
-
-/** A read's 200 headers: the gateway's, and the upstream's it passes on when the upstream sends them (exposeHeaders). */
-function readHeaders(exposed: readonly string[] | undefined): Readonly<Record<string, HeaderDoc>> {
-  if (exposed === undefined) return READ_HEADERS;
-  const out: Record<string, HeaderDoc> = { ...READ_HEADERS };
-  const passed: HeaderDoc = {
-    description: "The upstream service's own, passed on (exposeHeaders) when it sends one.",
-    required: false,
-    schema: { type: 'string' },
-  };
-  for (const name of exposed) out[name] = passed;
-  return out;
 }
 
 /** What the gateway's settings add to every authorized operation's answers. */

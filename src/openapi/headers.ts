@@ -28,6 +28,19 @@ export const READ_HEADERS: Readonly<Record<string, HeaderDoc>> = {
   'X-Request-Id': REQUEST_ID,
 };
 
+/** A read's 200 headers: the gateway's, and the upstream's it passes on when the upstream sends them (exposeHeaders). */
+export function readHeaders(exposed: readonly string[] | undefined): Readonly<Record<string, HeaderDoc>> {
+  if (exposed === undefined) return READ_HEADERS;
+  const out: Record<string, HeaderDoc> = { ...READ_HEADERS };
+  const passed: HeaderDoc = {
+    description: "The upstream service's own, passed on (exposeHeaders) when it sends one.",
+    required: false,
+    schema: { type: 'string' },
+  };
+  for (const name of exposed) out[name] = passed;
+  return out;
+}
+
 /** The headers of a write's success answers, by name: which of them each answer has is in its WriteAnswerDoc. */
 export const WRITE_HEADERS = {
   Location: always("The created item's path."),
