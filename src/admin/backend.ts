@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Principal } from '../auth/principal.ts';
 import type { AdminInspection } from './inspection.ts';
+import type { ApiKeysAdminParts } from './api-keys.ts';
 
 /** What /readyz answers: `reason` null when ready to take traffic (then `warnings` say what is degraded, if anything). */
 export interface ReadinessAnswer {
@@ -27,6 +28,8 @@ export interface AdminBackend {
   readonly reload?: (() => Promise<ReloadResult>) | undefined;
   /** GET /config, /routes and /resources/<name> (docs/operations.md). Absent: no such routes. */
   readonly inspection?: AdminInspection | undefined;
+  /** The key store of `/api-keys` under the config in force; null (or absent): no such routes (no Redis, or auth.apiKeys.redis off). */
+  readonly apiKeys?: (() => ApiKeysAdminParts | null) | undefined;
 }
 
 /** What a purge answers: entries dropped here, and (with Redis) how many instances the broadcast reached. */

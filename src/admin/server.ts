@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AdminBackend } from './backend.ts';
+import { API_KEYS_PATH, handleApiKeys } from './api-keys.ts';
 import { HgError } from '../lib/errors.ts';
 import { handleClientError } from '../http/client-error.ts';
 import { sendProblem } from '../protocol/problem.ts';
@@ -88,6 +89,19 @@ async function handle(backend: AdminBackend, logger: Logger, req: IncomingMessag
     if (!read) throw methodNotAllowed('GET, HEAD');
     await backend.authorize(req);
     sendJson(res, 200, backend.inspection.resource(decodeName(path.slice(RESOURCE_PREFIX.length))), headOnly);
+    return;
+  }
+  const apiKeys = path === API_KEYS_PATH || path.startsWith(`${API_KEYS_PATH}/`) ? (backend.apiKeys?.() ?? null) : null;
+  if (apiKeys !== null) {
+    await handleApiKeys(
+      apiKeys,
+      (r) => backend.authorize(r),
+      logger,
+      req,
+      path,
+      (status, body, head) => sendJson(res, status, body, head),
+      res,
+    );
     return;
   }
   if (path.startsWith(PURGE_PREFIX)) {

@@ -7,12 +7,15 @@ import { HgRequest } from '../protocol/response.ts';
 import { readBearerToken } from './bearer.ts';
 import { insufficientScope } from './challenge.ts';
 import { ANONYMOUS, type Principal } from './principal.ts';
+import type { ApiKeyAuthenticator } from './api-keys/authenticator.ts';
 import type { TokenVerifier } from './verifier.ts';
 
 /** What authorizing a request needs: made once per Access, never per request. */
 export interface AuthGate {
   readonly verifier: TokenVerifier;
   readonly auth: AuthConfig;
+  /** API keys (auth.apiKeys), a second scheme beside Bearer; absent or null: none accepted. */
+  readonly apiKeys?: ApiKeyAuthenticator | null;
 }
 
 /** An AuthGate under the rate limit: the limiter, and whose bucket a request without a valid token takes from (server.trustProxy). */
@@ -26,10 +29,41 @@ export interface LimitedGate extends AuthGate {
  * the verified-token cache, else a promise; either way the scope is checked.
  */
 export function authorize(req: IncomingMessage, gate: AuthGate, scope: string): Principal | Promise<Principal> {
+  const keys = gate.apiKeys;
+  if (keys != null) return authorizeBesideKeys(req, gate, keys, scope);
   const token = readBearerToken(req, gate.auth.maxTokenBytes);
   const cached = gate.verifier.cached(token);
   if (cached !== undefined) return requireScope(req, cached, scope);
   return gate.verifier.verify(token).then((principal) => requireScope(req, principal, scope));
+}
+
+/**
+ * authorize() where API keys are accepted too (auth.apiKeys): a request that carries a key is
+ * authenticated by it (ApiKeyAuthenticator.read decides, by the Authorization scheme or the
+ * operator's header, before any exception is made), any other goes the Bearer way, and its 401s
+ * name both schemes.
+ */
+function authorizeBesideKeys(req: IncomingMessage, gate: AuthGate, keys: ApiKeyAuthenticator, scope: string): Principal | Promise<Principal> {
+  const key = keys.read(req);
+  if (key !== null) {
+    const principal = keys.authenticate(key);
+    if (principal instanceof Promise) return principal.then((p) => requireScope(req, p, scope));
+    return requireScope(req, principal, scope);
+  }
+  let token: string;
+  try {
+    token = readBearerToken(req, gate.auth.maxTokenBytes);
+  } catch (err) {
+    throw keys.challenged(err);
+  }
+  const cached = gate.verifier.cached(token);
+  if (cached !== undefined) return requireScope(req, cached, scope);
+  return gate.verifier.verify(token).then(
+    (principal) => requireScope(req, principal, scope),
+    (err: unknown) => {
+      throw keys.challenged(err);
+    },
+  );
 }
 
 function requireScope(req: IncomingMessage, principal: Principal, scope: string): Principal {
@@ -65,11 +99,13 @@ function decided(over: HgError | null | Promise<HgError | null>, then: () => Pri
  */
 export function authorizeLimited(req: IncomingMessage, gate: LimitedGate, scope: string): Principal | Promise<Principal> {
   const limiter = gate.limiter;
+  const keys = gate.apiKeys;
+  if (keys != null && keys.carries(req)) return keyLimited(req, gate, keys, scope);
   let token: string;
   try {
     token = readBearerToken(req, gate.auth.maxTokenBytes);
   } catch (err) {
-    return failed(limiter, gate.clientAddress(req), err);
+    return failed(limiter, gate.clientAddress(req), keys == null ? err : keys.challenged(err));
   }
   const cached = gate.verifier.cached(token);
   // A cached token with a subject is charged to its subject alone: its address (behind
@@ -80,6 +116,29 @@ export function authorizeLimited(req: IncomingMessage, gate: LimitedGate, scope:
   if (refused !== null) throw refused;
   return gate.verifier.verify(token).then(
     (principal) => settle(req, limiter, address, principal, scope),
+    (err: unknown) => verifyFailed(limiter, address, keys == null ? err : keys.challenged(err)),
+  );
+}
+
+/**
+ * An API key under the rate limit, as a token is: a malformed or unknown key (and a malformed
+ * header) is charged to the address; a key the store must be asked about is not looked up while
+ * the address is over its budget; a valid key is charged to its subject (the consumer).
+ */
+function keyLimited(req: IncomingMessage, gate: LimitedGate, keys: ApiKeyAuthenticator, scope: string): Principal | Promise<Principal> {
+  const limiter = gate.limiter;
+  let principal: Principal | Promise<Principal>;
+  try {
+    principal = keys.authenticate(keys.read(req) ?? '');
+  } catch (err) {
+    return failed(limiter, gate.clientAddress(req), err);
+  }
+  if (!(principal instanceof Promise)) return settle(req, limiter, undefined, principal, scope);
+  const address = gate.clientAddress(req);
+  const refused = limiter.refusing(address);
+  if (refused !== null) throw refused;
+  return principal.then(
+    (p) => settle(req, limiter, address, p, scope),
     (err: unknown) => verifyFailed(limiter, address, err),
   );
 }
@@ -137,7 +196,7 @@ function anonymousIfUnscoped(err: unknown): Principal {
  * answered, and nothing of it (subject, claims, the token) reaches the upstream or the cache.
  */
 export function authorizePublicRead(req: IncomingMessage, gate: AuthGate, limited: LimitedGate | null, scope: string): Principal | Promise<Principal> {
-  if (req.headers.authorization === undefined) {
+  if (req.headers.authorization === undefined && gate.apiKeys?.carries(req) !== true) {
     if (limited === null) return ANONYMOUS;
     return decided(limited.limiter.take(undefined, limited.clientAddress(req)), () => ANONYMOUS);
   }

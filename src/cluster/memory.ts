@@ -15,6 +15,8 @@ import type { Invalidation, SharedState } from './shared-state.ts';
 export class MemorySharedState implements SharedState {
   readonly kind = 'memory';
   readonly idempotency: MemoryIdempotencyStore;
+  /** Keys made through the admin API live in Redis only. */
+  readonly apiKeys = null;
   readonly hearing = ALWAYS_HEARING;
   #cache: () => ResponseCache | null = () => null;
   readonly #clock: Clock;

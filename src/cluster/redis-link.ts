@@ -37,7 +37,7 @@ export class RedisUnavailable extends Error {
 }
 
 /** What a call is for: the label of its metrics. */
-export type RedisOp = 'tier_read' | 'tier_write' | 'lock' | 'rate' | 'invalidate' | 'idempotency' | 'instances';
+export type RedisOp = 'tier_read' | 'tier_write' | 'lock' | 'rate' | 'invalidate' | 'idempotency' | 'instances' | 'api_key';
 
 /**
  * Which of the link's refusals a call may pass. `ordinary` (a request's own calls): none, so a

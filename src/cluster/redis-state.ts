@@ -12,6 +12,7 @@ import type { InvalidationHearing } from './hearing.ts';
 import { InvalidationBus, invalidationChannel } from './invalidation-bus.ts';
 import { invalidationMarkMs, leaseMs, upstreamDeadlineMs } from './lifetimes.ts';
 import { RedisIdempotencyStore } from './redis-idempotency.ts';
+import { RedisApiKeyStore } from './redis-api-keys.ts';
 import { RedisLink } from './redis-link.ts';
 import { RedisMetrics } from './redis-metrics.ts';
 import type { Invalidation, SharedState } from './shared-state.ts';
@@ -25,6 +26,7 @@ import type { Invalidation, SharedState } from './shared-state.ts';
 export class RedisSharedState implements SharedState {
   readonly kind = 'redis';
   readonly idempotency: RedisIdempotencyStore;
+  readonly apiKeys: RedisApiKeyStore;
   readonly #link: RedisLink;
   readonly #metrics: RedisMetrics;
   readonly #bus: InvalidationBus;
@@ -47,6 +49,7 @@ export class RedisSharedState implements SharedState {
       clock,
     });
     this.idempotency = new RedisIdempotencyStore(this.#link, leaseMs(config), this.#metrics, logger);
+    this.apiKeys = new RedisApiKeyStore(this.#link, clock, config.redis.connectTimeoutMs);
   }
 
   get hearing(): InvalidationHearing {

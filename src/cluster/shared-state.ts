@@ -1,6 +1,7 @@
 import type { ResponseCache } from '../cache/response-cache.ts';
 import type { Config, RateLimitConfig } from '../config/types.ts';
 import type { Limiter } from '../auth/rate-limit.ts';
+import type { RedisApiKeyStore } from './redis-api-keys.ts';
 import type { CacheTier } from './cache-tier.ts';
 import type { InvalidationHearing } from './hearing.ts';
 import type { IdempotencyStore } from './idempotency.ts';
@@ -52,6 +53,8 @@ export interface SharedState {
   readonly hearing: InvalidationHearing;
   /** Idempotency records of writes (per token subject and key). */
   readonly idempotency: IdempotencyStore;
+  /** API keys made through the admin API, shared by every instance (auth.apiKeys.redis); null without Redis. */
+  readonly apiKeys: RedisApiKeyStore | null;
   /** Closes connections; after this every call falls back as if Redis were down. */
   close(): Promise<void>;
 }

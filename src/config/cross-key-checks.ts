@@ -78,6 +78,15 @@ export function checkAcrossKeys(config: Config, problems: Problems, env: NodeJS.
     if (config.cache.shared === true) problems.add('cache.shared', 'true needs redis.url (the shared tier is in Redis)');
   }
   if (/\s/.test(config.redis.keyPrefix)) problems.add('redis.keyPrefix', 'expected no spaces');
+  const apiKeys = auth.apiKeys;
+  if (apiKeys !== null) {
+    if (!/^[A-Za-z0-9_]{1,16}$/.test(apiKeys.prefix)) problems.add('auth.apiKeys.prefix', 'expected 1 to 16 letters, digits or "_"');
+    const header = apiKeys.header;
+    if (header !== null && !HTTP_TOKEN.test(header))
+      problems.add('auth.apiKeys.header', `"${header}" is not a header name (an HTTP token, RFC 9110 section 5.1)`);
+    if (header !== null && header.toLowerCase() === 'authorization')
+      problems.add('auth.apiKeys.header', 'use null for the Authorization header (`ApiKey <key>`)');
+  }
   const cursorSecret = config.paging.cursorSecret;
   if (cursorSecret !== null) {
     // Never echoed: only the variable's name, when it comes from one.

@@ -193,6 +193,10 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     metrics: async () => ({ contentType: metrics.contentType, body: await metrics.text() }),
     authorize: (req) => authorize(req, { verifier: current.verifier, auth: current.config.auth }, current.config.admin.scope),
     purge,
+    apiKeys: () => {
+      const settings = current.config.auth.apiKeys;
+      return settings === null || !settings.redis || shared.apiKeys === null ? null : { store: shared.apiKeys, prefix: settings.prefix };
+    },
     reload: reread === undefined ? undefined : reloadFromSource,
     inspection: inspectionOf(() => ({
       config: current.config,

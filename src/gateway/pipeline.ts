@@ -32,6 +32,8 @@ import { PassthroughServices } from '../passthrough/pools.ts';
 import { passthroughRoutes } from '../passthrough/routes.ts';
 import { UpstreamServices } from '../upstream/services.ts';
 import { buildAuth } from './auth.ts';
+import { buildApiKeys } from './api-keys.ts';
+import type { ApiKeyAuthenticator } from '../auth/api-keys/authenticator.ts';
 import { credentialRealm } from '../auth/realm.ts';
 
 /** Everything that depends on the config; rebuilt on reload, parts kept when their settings did not change. */
@@ -39,6 +41,8 @@ export interface Pipeline {
   readonly config: Config;
   readonly keySource: KeySource;
   readonly verifier: TokenVerifier;
+  /** API keys accepted beside tokens (auth.apiKeys); null: none. */
+  readonly apiKeys: ApiKeyAuthenticator | null;
   /** Null when the keys are as fetched for this pipeline; else why the previous ones were kept (reload). */
   readonly keysKept: string | null;
   readonly cache: ResponseCache;
@@ -94,6 +98,7 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
     jwks: metrics.jwks,
     introspection: metrics,
   });
+  const apiKeys = await buildApiKeys(config, { shared: parts.shared, claims, clock, tally: metrics.apiKeys });
   // Cached entries were rendered under the old declarations, Vary (CORS) and upstreams; a change
   // there, or to the cache's own settings, starts an empty cache rather than serve them.
   const renderedAlike =
@@ -118,7 +123,7 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
   const serving = servingParts(ctx, new CursorSeal(secret === undefined ? parts.cursorKey : Buffer.from(secret, 'utf8')));
   // One rule for whom a request is from, so rate limits and the access log agree behind a proxy.
   const clientAddress = clientAddressRule(config.server.trustProxy);
-  const access = new Access(ctx, limiter, clientAddress);
+  const access = new Access(ctx, limiter, clientAddress, apiKeys);
   const table = compileResources(config, services, claims);
   // One table for the router and the OpenAPI document, so the document lists exactly what answers.
   const routes: RouteDef[] = [...apiRootRoutes(ctx, serving, access, table), ...readRoutes(table, serving, access)];
@@ -142,6 +147,7 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
       auth: config.auth,
       limiter,
       clientAddress,
+      apiKeys,
       services: passthrough,
       observer: metrics,
       tunnels: parts.tunnels,
@@ -167,6 +173,7 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
     config,
     keySource,
     verifier,
+    apiKeys,
     keysKept,
     cache,
     services,

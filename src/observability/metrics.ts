@@ -28,6 +28,17 @@ export interface TokenTally {
   keysUnavailable: number;
 }
 
+/** Counted by API key authentication (auth.apiKeys). */
+export interface ApiKeyTally {
+  ok: number;
+  /** Refused before any lookup: wrong prefix, length, alphabet or checksum. */
+  malformed: number;
+  /** Not in the key file nor the store, revoked, or past a rotation's overlap. */
+  unknown: number;
+  /** The store (Redis) could not answer for a key not known here. */
+  unavailable: number;
+}
+
 /**
  * How one JWKS fetch ended: `ok`, or the key-server failure that kept its keys out (a status
  * other than 200, a body that is not JSON or not a key set, over auth.jwksMaxBytes or the key
@@ -82,7 +93,7 @@ export function countingIntrospectionObserver(): IntrospectionObserver {
 }
 
 /** The answers of one scheme by result, read off its tallies at scrape time. */
-function authentications(tokens: TokenTally, introspection: IntrospectionTally): [scheme: string, result: string, count: number][] {
+function authentications(tokens: TokenTally, introspection: IntrospectionTally, apiKeys: ApiKeyTally): [scheme: string, result: string, count: number][] {
   let failed = introspection.breakerOpen;
   for (const [result, count] of Object.entries(introspection.calls)) if (result !== 'active' && result !== 'inactive') failed += count;
   return [
@@ -92,6 +103,10 @@ function authentications(tokens: TokenTally, introspection: IntrospectionTally):
     ['introspection', 'ok', introspection.cacheHits + introspection.calls.active],
     ['introspection', 'invalid', introspection.inactiveHits + introspection.calls.inactive],
     ['introspection', 'unavailable', failed],
+    ['api-key', 'ok', apiKeys.ok],
+    ['api-key', 'malformed', apiKeys.malformed],
+    ['api-key', 'invalid', apiKeys.unknown],
+    ['api-key', 'unavailable', apiKeys.unavailable],
   ];
 }
 
@@ -173,6 +188,7 @@ export class Metrics implements UpstreamObserver, IntrospectionObserver {
   readonly tokens: TokenTally = { cacheHits: 0, verified: 0, rejected: 0, keysUnavailable: 0 };
   readonly jwks: JwksTally = emptyJwksTally();
   readonly introspection: IntrospectionTally = emptyIntrospectionTally();
+  readonly apiKeys: ApiKeyTally = { ok: 0, malformed: 0, unknown: 0, unavailable: 0 };
   inFlight = 0;
   #cacheEntries: () => number = () => 0;
   #tokenCacheBytes: () => number = () => 0;
@@ -312,12 +328,12 @@ export class Metrics implements UpstreamObserver, IntrospectionObserver {
     });
     new Counter<'scheme' | 'result'>({
       name: 'hypergate_authentications_total',
-      help: 'Requests whose credentials were checked, by scheme (jwt, introspection) and result (ok, invalid, unavailable)',
+      help: 'Requests whose credentials were checked, by scheme (jwt, introspection, api-key) and result (ok, invalid, unavailable; malformed: an API key refused before lookup)',
       labelNames: ['scheme', 'result'],
       registers,
       collect() {
         this.reset();
-        for (const [scheme, result, count] of authentications(self.tokens, introspection)) this.inc({ scheme, result }, count);
+        for (const [scheme, result, count] of authentications(self.tokens, introspection, self.apiKeys)) this.inc({ scheme, result }, count);
       },
     });
     this.#upstreamTotal = new Counter({

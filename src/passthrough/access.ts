@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { authorize, authorizeLimited, authorizePublicRead } from '../auth/authenticate.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { TokenVerifier } from '../auth/verifier.ts';
+import type { ApiKeyAuthenticator } from '../auth/api-keys/authenticator.ts';
 import type { AuthConfig } from '../config/types.ts';
 import type { ClientAddressOf } from '../protocol/client-address.ts';
 import type { Limiter } from '../auth/rate-limit.ts';
@@ -13,6 +14,8 @@ export interface RouteAccessParts {
   readonly auth: AuthConfig;
   readonly limiter: Limiter | null;
   readonly clientAddress: ClientAddressOf;
+  /** API keys (auth.apiKeys), accepted as on every other route; absent or null: none. */
+  readonly apiKeys?: ApiKeyAuthenticator | null;
 }
 
 /**
@@ -23,11 +26,16 @@ export interface RouteAccessParts {
  * goes upstream. Resolves to the principal.
  */
 export async function routeAccess(req: IncomingMessage, route: CompiledRoute, parts: RouteAccessParts): Promise<Principal> {
-  const { verifier, auth, limiter, clientAddress } = parts;
+  const { verifier, auth, limiter, clientAddress, apiKeys } = parts;
   if (route.public && (req.method === 'GET' || req.method === 'HEAD')) {
-    return await authorizePublicRead(req, { verifier, auth }, limiter === null ? null : { verifier, auth, limiter, clientAddress }, route.scope);
+    return await authorizePublicRead(
+      req,
+      { verifier, auth, apiKeys },
+      limiter === null ? null : { verifier, auth, apiKeys, limiter, clientAddress },
+      route.scope,
+    );
   }
   return await (limiter === null
-    ? authorize(req, { verifier, auth }, route.scope)
-    : authorizeLimited(req, { verifier, auth, limiter, clientAddress }, route.scope));
+    ? authorize(req, { verifier, auth, apiKeys }, route.scope)
+    : authorizeLimited(req, { verifier, auth, apiKeys, limiter, clientAddress }, route.scope));
 }

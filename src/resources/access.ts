@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { authorize, authorizeLimited, authorizePublicRead, type AuthGate, type LimitedGate } from '../auth/authenticate.ts';
 import { insufficientScope, notOwner } from '../auth/challenge.ts';
 import type { Principal } from '../auth/verifier.ts';
+import type { ApiKeyAuthenticator } from '../auth/api-keys/authenticator.ts';
 import type { GatewayContext } from './context.ts';
 import type { ClientAddressOf } from '../protocol/client-address.ts';
 import type { Limiter } from '../auth/rate-limit.ts';
@@ -23,10 +24,10 @@ export class Access {
   /** The same under the rate limit; null when rate limiting is off: then nothing of it runs. */
   readonly #limited: LimitedGate | null;
 
-  /** `clientAddress`: whose bucket a request without a valid token takes from (server.trustProxy). */
-  constructor(ctx: GatewayContext, limiter: Limiter | null, clientAddress: ClientAddressOf) {
-    this.#gate = { verifier: ctx.verifier, auth: ctx.config.auth };
-    this.#limited = limiter === null ? null : { verifier: ctx.verifier, auth: ctx.config.auth, limiter, clientAddress };
+  /** `clientAddress`: whose bucket a request without a valid token takes from (server.trustProxy); `apiKeys`: auth.apiKeys, or null. */
+  constructor(ctx: GatewayContext, limiter: Limiter | null, clientAddress: ClientAddressOf, apiKeys: ApiKeyAuthenticator | null = null) {
+    this.#gate = { verifier: ctx.verifier, auth: ctx.config.auth, apiKeys };
+    this.#limited = limiter === null ? null : { verifier: ctx.verifier, auth: ctx.config.auth, apiKeys, limiter, clientAddress };
     this.#readAny = ctx.config.auth.readAnyScope;
   }
 
