@@ -239,26 +239,23 @@ const AUTH = section({
       }),
     }),
   }),
-  apiKeys: section(
-    {
-      file: path({
-        nullable: true,
-        default: null,
-        doc: 'JSON file of consumers and the SHA-256 (hex) of their keys, read at start and on reload; `null`: none. See [API keys](authentication.md#api-keys).',
-      }),
-      header: nonEmptyString({
-        nullable: true,
-        default: null,
-        doc: 'Request header that carries the key (e.g. `"X-Api-Key"`); `null`: `Authorization: ApiKey <key>`. Never a query parameter.',
-      }),
-      prefix: nonEmptyString({ default: 'hg_', doc: 'Prefix of every key (1 to 16 letters, digits or `_`), so a key is recognised where it leaks.' }),
-      redis: boolean({
-        default: true,
-        doc: 'With `redis.url` set, keys made through the admin API (`/api-keys`) are kept in Redis and accepted by every instance.',
-      }),
-    },
-    { nullable: true, default: null, doc: 'API keys as a second way to authenticate (keys below); `null`: none accepted.' },
-  ),
+  apiKeys: section({
+    file: path({
+      nullable: true,
+      default: null,
+      doc: 'JSON file of consumers and the SHA-256 (hex) of their keys, read at start and on reload; `null`: none. See [API keys](authentication.md#api-keys).',
+    }),
+    header: nonEmptyString({
+      nullable: true,
+      default: null,
+      doc: 'Request header that carries the key (e.g. `"X-Api-Key"`); `null`: `Authorization: ApiKey <key>`. Never a query parameter.',
+    }),
+    prefix: nonEmptyString({ default: 'hg_', doc: 'Prefix of every key (1 to 16 letters, digits or `_`), so a key is recognised where it leaks.' }),
+    redis: boolean({
+      default: false,
+      doc: 'Keys made through the admin API (`/api-keys`) are kept in Redis (needs `redis.url`) and accepted by every instance. API keys are accepted when this or `file` is set.',
+    }),
+  }),
 });
 
 const CACHE = section({

@@ -18,7 +18,7 @@ export async function buildApiKeys(
   parts: { readonly shared: SharedState; readonly claims: ClaimTable; readonly clock: Clock; readonly tally: ApiKeyTally },
 ): Promise<ApiKeyAuthenticator | null> {
   const settings = config.auth.apiKeys;
-  if (settings === null) return null;
+  if (settings.file === null && !settings.redis) return null;
   const file: ReadonlyMap<string, Consumer> = settings.file === null ? new Map() : await readApiKeyFile(settings.file);
   const store = settings.redis ? parts.shared.apiKeys : null;
   store?.listen();

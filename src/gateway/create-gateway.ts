@@ -195,7 +195,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     purge,
     apiKeys: () => {
       const settings = current.config.auth.apiKeys;
-      return settings === null || !settings.redis || shared.apiKeys === null ? null : { store: shared.apiKeys, prefix: settings.prefix };
+      return !settings.redis || shared.apiKeys === null ? null : { store: shared.apiKeys, prefix: settings.prefix };
     },
     reload: reread === undefined ? undefined : reloadFromSource,
     inspection: inspectionOf(() => ({

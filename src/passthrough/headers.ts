@@ -64,17 +64,22 @@ function connectionOptions(value: string | readonly string[] | undefined): Reado
 const EMPTY: ReadonlySet<string> = new Set();
 
 /**
- * The client's end-to-end request headers as undici's flat list, without those never forwarded
- * or named in its Connection header; Content-Length goes on when the body has one (framing is
+ * The client's end-to-end request headers as undici's flat list, without those never forwarded,
+ * named in its Connection header or carrying an API key (`keyHeader`, auth.apiKeys.header, lower-case); Content-Length goes on when the body has one (framing is
  * otherwise undici's: chunked). `rawHeaders` keeps each field line as sent (Node joins repeated
  * fields in `headers`), so a list field with several lines reaches the upstream as several lines.
  */
-export function forwardedRequestHeaders(rawHeaders: readonly string[], headers: IncomingHttpHeaders, withBody: boolean): string[] {
+export function forwardedRequestHeaders(
+  rawHeaders: readonly string[],
+  headers: IncomingHttpHeaders,
+  withBody: boolean,
+  keyHeader: string | null = null,
+): string[] {
   const dropped = connectionOptions(headers.connection);
   const out: string[] = [];
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = (rawHeaders[i] as string).toLowerCase();
-    if (NEVER_FORWARDED.has(name) || dropped.has(name)) continue;
+    if (NEVER_FORWARDED.has(name) || dropped.has(name) || name === keyHeader) continue;
     out.push(name, rawHeaders[i + 1] as string);
   }
   const length = headers['content-length'];

@@ -36,6 +36,8 @@ export interface RelayPlan {
   readonly observer: RelayObserver;
   /** Where open tunnels are kept, so a shutdown can close them (node:http no longer counts them as its connections). */
   readonly tunnels: Set<Duplex>;
+  /** The header that carries API keys (auth.apiKeys.header, lower-case), never passed on; null: none. */
+  readonly keyHeader?: string | null;
 }
 
 class Aborted extends Error {
@@ -287,6 +289,6 @@ export function relay(req: IncomingMessage, res: HgResponse, plan: RelayPlan): P
   const body = withBody ? new RequestBody(req, route.maxBodyBytes, () => bodyTooLarge(route.maxBodyBytes, route.maxBodyKey), relayed.progress) : null;
   // The client waits for this before it sends the body (RFC 9110 section 10.1.1): every check has passed.
   if (withBody && req.headers.expect?.toLowerCase() === '100-continue') res.writeContinue();
-  relayed.start(body, [...forwardedRequestHeaders(req.rawHeaders, req.headers, withBody), ...service.headersFor(plan.call)]);
+  relayed.start(body, [...forwardedRequestHeaders(req.rawHeaders, req.headers, withBody, plan.keyHeader ?? null), ...service.headersFor(plan.call)]);
   return relayed.done;
 }

@@ -46,6 +46,7 @@ function handlerOf(route: CompiledRoute, parts: PassthroughParts) {
       websocketKey,
       observer: parts.observer,
       tunnels: parts.tunnels,
+      keyHeader: parts.apiKeys?.header ?? null,
     });
   };
 }

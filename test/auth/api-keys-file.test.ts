@@ -128,3 +128,20 @@ describe('API keys in a header the operator names (auth.apiKeys.header)', () => 
     });
   });
 });
+
+describe('a key file that is not right stops the start, naming the file and the consumer', () => {
+  test('a hash that is not 64 hex digits, and a file that is not there', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'hg-api-keys-'));
+    try {
+      const file = join(dir, 'api-keys.json');
+      await writeFile(file, JSON.stringify({ consumers: { 'partner-x': { keys: ['not-a-hash'] } } }));
+      await assert.rejects(startFixture({ auth: { apiKeys: { file } } }), (err: Error) => {
+        assert.match(err.message, /auth\.apiKeys\.file: .*api-keys\.json: consumer "partner-x": "keys" must list the SHA-256/);
+        return true;
+      });
+      await assert.rejects(startFixture({ auth: { apiKeys: { file: join(dir, 'missing.json') } } }), /missing\.json: could not be read \(ENOENT\)/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

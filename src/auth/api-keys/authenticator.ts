@@ -9,8 +9,7 @@ import { consumerPrincipal, type Consumer } from './consumer.ts';
 import { apiKeyHash, isWellFormedApiKey } from './key-format.ts';
 import { ApiKeyStoreUnavailable, type ApiKeyLookup, type ApiKeyRecord } from './store.ts';
 
-/** What auth.apiKeys says once set. */
-export type ApiKeysConfig = NonNullable<AuthConfig['apiKeys']>;
+export type ApiKeysConfig = AuthConfig['apiKeys'];
 
 /** "ApiKey" and at least one space (the scheme is case-insensitive, RFC 9110 section 11.1). */
 const SCHEME = /^apikey +/i;
