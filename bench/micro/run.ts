@@ -1,11 +1,12 @@
 /**
  * The micro-benchmarks of the hot path's pieces, each against its simplest alternative:
- *   npm run bench:micro [-- --ms 300] [--only bearer,token-cache,auth-hit,age,header-write,jose]
+ *   npm run bench:micro [-- --ms 300] [--only bearer,token-cache,auth-hit,age,header-write,jose,api-key]
  * Plain loops with process.hrtime.bigint(); nothing to install.
  */
 import { parseArgs } from '../../src/lib/cli-args.ts';
 import { age } from './age.ts';
 import { authHit } from './auth-hit.ts';
+import { apiKey } from './api-key.ts';
 import { bearer } from './bearer.ts';
 import { headerWrite } from './header-write.ts';
 import { joseVerify } from './jose-verify.ts';
@@ -19,6 +20,7 @@ const ALL: Record<string, (ms: number) => Comparison | Comparison[] | Promise<Co
   age,
   'header-write': headerWrite,
   jose: joseVerify,
+  'api-key': apiKey,
 };
 
 export async function runMicro(ms: number, only: readonly string[] = Object.keys(ALL)): Promise<Comparison[]> {

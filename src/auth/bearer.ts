@@ -5,7 +5,7 @@ import { invalidRequest, missingCredentials } from './challenge.ts';
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 /** Node keeps only the first Authorization header in req.headers; a second one must not slip by. */
-function countAuthorizationHeaders(rawHeaders: readonly string[]): number {
+export function countAuthorizationHeaders(rawHeaders: readonly string[]): number {
   let count = 0;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i];

@@ -7,20 +7,23 @@ import { apiKeyHash, isWellFormedApiKey, newApiKey } from '../../src/auth/api-ke
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get } from '../helpers/gateway.ts';
 import { assertProblem } from '../helpers/hostile.ts';
+import { captureLog } from '../helpers/log.ts';
 import { sample } from '../helpers/metrics.ts';
 
 const apiKey = (key: string): Record<string, string> => ({ authorization: `ApiKey ${key}` });
 
 describe('API keys from a file (auth.apiKeys.file)', () => {
   let dir: string;
+  let file: string;
   let fx: Fixture;
+  const log = captureLog();
   const partnerKey = newApiKey('hg_');
   const customerKey = newApiKey('hg_');
   const otherKey = newApiKey('hg_');
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'hg-api-keys-'));
-    const file = join(dir, 'api-keys.json');
+    file = join(dir, 'api-keys.json');
     await writeFile(
       file,
       JSON.stringify({
@@ -30,11 +33,13 @@ describe('API keys from a file (auth.apiKeys.file)', () => {
         },
       }),
     );
-    fx = await startFixture({
-      auth: { ownerClaim: 'customer_id', apiKeys: { file } },
-      upstream: { forwardClaims: { 'X-Name': 'name', 'X-Customer': 'customer_id' } },
-      log: { access: false },
-    });
+    fx = await startFixture(
+      {
+        auth: { ownerClaim: 'customer_id', apiKeys: { file } },
+        upstream: { forwardClaims: { 'X-Name': 'name', 'X-Customer': 'customer_id' }, forwardAuthorization: true },
+      },
+      { logger: log.logger },
+    );
   });
   after(async () => {
     await fx.close();
@@ -92,11 +97,27 @@ describe('API keys from a file (auth.apiKeys.file)', () => {
     assert.match(String(bad.headers['www-authenticate']), /^Bearer realm="hypergate", error="invalid_token".*, ApiKey realm="hypergate"$/);
   });
 
+  test('the access log names the scheme and the consumer in `sub`, never the key', async () => {
+    assert.equal((await get(url('/api/customers/13'), apiKey(partnerKey))).status, 200);
+    log.logger.accessLog?.flush();
+    const line = log.records().find((r) => r['msg'] === 'request' && r['path'] === '/api/customers/13');
+    assert.equal(line?.['sub'], 'api-key:partner');
+    assert.ok(!log.lines.some((l) => l.includes(partnerKey)), 'no line carries a key');
+  });
+
   test('tokens work as before beside keys', async () => {
     const token = await fx.token({ claims: { sub: 'u1', scope: 'customers:read customers:read:any', name: 'Ann' } });
     assert.equal((await get(url('/api/customers/12'), bearer(token))).status, 200);
     const ok = sample(await fx.gw.gateway.metrics.text(), 'hypergate_authentications_total', { scheme: 'jwt', result: 'ok' }) ?? 0;
     assert.ok(ok >= 1);
+  });
+
+  test('a reload reads the file again: a hash taken out revokes its key', async () => {
+    assert.equal((await get(url('/api/customers/7'), apiKey(customerKey))).status, 200);
+    await writeFile(file, JSON.stringify({ consumers: { partner: { keys: [apiKeyHash(partnerKey)], scopes: ['customers:read', 'customers:read:any'] } } }));
+    await fx.gw.gateway.reload(fx.gw.gateway.config);
+    assertProblem(await get(url('/api/customers/7'), apiKey(customerKey)), { status: 401, code: 'HG_ERR_AUTH_INVALID_TOKEN' });
+    assert.equal((await get(url('/api/customers/7'), apiKey(partnerKey))).status, 200);
   });
 });
 
@@ -143,5 +164,32 @@ describe('a key file that is not right stops the start, naming the file and the 
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('API keys under the rate limit', () => {
+  let dir: string;
+  let fx: Fixture;
+  const key = newApiKey('hg_');
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'hg-api-keys-'));
+    const file = join(dir, 'api-keys.json');
+    await writeFile(file, JSON.stringify({ consumers: { partner: { keys: [apiKeyHash(key)], scopes: ['customers:read'] } } }));
+    fx = await startFixture({ auth: { apiKeys: { file } }, rateLimit: { requestsPerSecond: 1, burst: 2 }, log: { access: false } });
+  });
+  after(async () => {
+    await fx.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test("a mistyped key costs its address's budget as a bad token does; a valid key is charged to its consumer", async () => {
+    const typo = `${key.slice(0, -1)}${key.endsWith('a') ? 'b' : 'a'}`;
+    for (let i = 0; i < 2; i++) assert.equal((await get(`${fx.gw.url}/api/customers/1`, apiKey(typo))).status, 401);
+    assertProblem(await get(`${fx.gw.url}/api/customers/1`, apiKey(typo)), { status: 429, code: 'HG_ERR_RATE_LIMITED' });
+    // The address is spent, but a valid key pays from its own bucket.
+    assert.equal((await get(`${fx.gw.url}/api/customers/1`, apiKey(key))).status, 200);
+    assert.equal((await get(`${fx.gw.url}/api/customers/1`, apiKey(key))).status, 200);
+    assertProblem(await get(`${fx.gw.url}/api/customers/1`, apiKey(key)), { status: 429, code: 'HG_ERR_RATE_LIMITED' });
   });
 });
