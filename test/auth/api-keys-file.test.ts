@@ -1,20 +1,17 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { apiKeyHash, isWellFormedApiKey, newApiKey } from '../../src/auth/api-keys/key-format.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get } from '../helpers/gateway.ts';
 import { assertProblem } from '../helpers/hostile.ts';
+import { keyFile, type KeyFile } from '../helpers/key-file.ts';
 import { captureLog } from '../helpers/log.ts';
 import { sample } from '../helpers/metrics.ts';
 
 const apiKey = (key: string): Record<string, string> => ({ authorization: `ApiKey ${key}` });
 
 describe('API keys from a file (auth.apiKeys.file)', () => {
-  let dir: string;
-  let file: string;
+  let keys: KeyFile;
   let fx: Fixture;
   const log = captureLog();
   const partnerKey = newApiKey('hg_');
@@ -22,20 +19,13 @@ describe('API keys from a file (auth.apiKeys.file)', () => {
   const otherKey = newApiKey('hg_');
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'hg-api-keys-'));
-    file = join(dir, 'api-keys.json');
-    await writeFile(
-      file,
-      JSON.stringify({
-        consumers: {
-          partner: { keys: [apiKeyHash(partnerKey)], scopes: ['customers:read', 'customers:read:any'], claims: { name: 'Partner.Ltd' }, plan: 'gold' },
-          'customer-7': { keys: [apiKeyHash(customerKey)], scopes: ['customers:read'], claims: { customer_id: 7 } },
-        },
-      }),
-    );
+    keys = await keyFile({
+      partner: { keys: [apiKeyHash(partnerKey)], scopes: ['customers:read', 'customers:read:any'], claims: { name: 'Partner.Ltd' }, plan: 'gold' },
+      'customer-7': { keys: [apiKeyHash(customerKey)], scopes: ['customers:read'], claims: { customer_id: 7 } },
+    });
     fx = await startFixture(
       {
-        auth: { ownerClaim: 'customer_id', apiKeys: { file } },
+        auth: { ownerClaim: 'customer_id', apiKeys: { file: keys.path } },
         upstream: { forwardClaims: { 'X-Name': 'name', 'X-Customer': 'customer_id' }, forwardAuthorization: true },
       },
       { logger: log.logger },
@@ -43,7 +33,7 @@ describe('API keys from a file (auth.apiKeys.file)', () => {
   });
   after(async () => {
     await fx.close();
-    await rm(dir, { recursive: true, force: true });
+    await keys.remove();
   });
   const url = (path: string): string => `${fx.gw.url}${path}`;
 
@@ -114,7 +104,7 @@ describe('API keys from a file (auth.apiKeys.file)', () => {
 
   test('a reload reads the file again: a hash taken out revokes its key', async () => {
     assert.equal((await get(url('/api/customers/7'), apiKey(customerKey))).status, 200);
-    await writeFile(file, JSON.stringify({ consumers: { partner: { keys: [apiKeyHash(partnerKey)], scopes: ['customers:read', 'customers:read:any'] } } }));
+    await keys.write({ partner: { keys: [apiKeyHash(partnerKey)], scopes: ['customers:read', 'customers:read:any'] } });
     await fx.gw.gateway.reload(fx.gw.gateway.config);
     assertProblem(await get(url('/api/customers/7'), apiKey(customerKey)), { status: 401, code: 'HG_ERR_AUTH_INVALID_TOKEN' });
     assert.equal((await get(url('/api/customers/7'), apiKey(partnerKey))).status, 200);
@@ -122,19 +112,17 @@ describe('API keys from a file (auth.apiKeys.file)', () => {
 });
 
 describe('API keys in a header the operator names (auth.apiKeys.header)', () => {
-  let dir: string;
+  let keys: KeyFile;
   let fx: Fixture;
   const key = newApiKey('acme_');
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'hg-api-keys-'));
-    const file = join(dir, 'api-keys.json');
-    await writeFile(file, JSON.stringify({ consumers: { mobile: { keys: [apiKeyHash(key)], scopes: ['customers:read'] } } }));
-    fx = await startFixture({ auth: { apiKeys: { file, header: 'X-Api-Key', prefix: 'acme_' } }, log: { access: false } });
+    keys = await keyFile({ mobile: { keys: [apiKeyHash(key)], scopes: ['customers:read'] } });
+    fx = await startFixture({ auth: { apiKeys: { file: keys.path, header: 'X-Api-Key', prefix: 'acme_' } }, log: { access: false } });
   });
   after(async () => {
     await fx.close();
-    await rm(dir, { recursive: true, force: true });
+    await keys.remove();
   });
 
   test('the key is read from that header; a query parameter is never read', async () => {
@@ -152,35 +140,31 @@ describe('API keys in a header the operator names (auth.apiKeys.header)', () => 
 
 describe('a key file that is not right stops the start, naming the file and the consumer', () => {
   test('a hash that is not 64 hex digits, and a file that is not there', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'hg-api-keys-'));
+    const keys = await keyFile({ 'partner-x': { keys: ['not-a-hash'] } });
     try {
-      const file = join(dir, 'api-keys.json');
-      await writeFile(file, JSON.stringify({ consumers: { 'partner-x': { keys: ['not-a-hash'] } } }));
-      await assert.rejects(startFixture({ auth: { apiKeys: { file } } }), (err: Error) => {
+      await assert.rejects(startFixture({ auth: { apiKeys: { file: keys.path } } }), (err: Error) => {
         assert.match(err.message, /auth\.apiKeys\.file: .*api-keys\.json: consumer "partner-x": "keys" must list the SHA-256/);
         return true;
       });
-      await assert.rejects(startFixture({ auth: { apiKeys: { file: join(dir, 'missing.json') } } }), /missing\.json: could not be read \(ENOENT\)/);
+      await assert.rejects(startFixture({ auth: { apiKeys: { file: `${keys.path}.missing` } } }), /\.missing: could not be read \(ENOENT\)/);
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await keys.remove();
     }
   });
 });
 
 describe('API keys under the rate limit', () => {
-  let dir: string;
+  let keys: KeyFile;
   let fx: Fixture;
   const key = newApiKey('hg_');
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'hg-api-keys-'));
-    const file = join(dir, 'api-keys.json');
-    await writeFile(file, JSON.stringify({ consumers: { partner: { keys: [apiKeyHash(key)], scopes: ['customers:read'] } } }));
-    fx = await startFixture({ auth: { apiKeys: { file } }, rateLimit: { requestsPerSecond: 1, burst: 2 }, log: { access: false } });
+    keys = await keyFile({ partner: { keys: [apiKeyHash(key)], scopes: ['customers:read'] } });
+    fx = await startFixture({ auth: { apiKeys: { file: keys.path } }, rateLimit: { requestsPerSecond: 1, burst: 2 }, log: { access: false } });
   });
   after(async () => {
     await fx.close();
-    await rm(dir, { recursive: true, force: true });
+    await keys.remove();
   });
 
   test("a mistyped key costs its address's budget as a bad token does; a valid key is charged to its consumer", async () => {

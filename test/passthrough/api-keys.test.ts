@@ -1,27 +1,23 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { apiKeyHash, newApiKey } from '../../src/auth/api-keys/key-format.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { get } from '../helpers/gateway.ts';
+import { keyFile, type KeyFile } from '../helpers/key-file.ts';
 import { startStreamUpstream, type StreamUpstream } from '../helpers/stream-upstream.ts';
 
 /** A pass-through route used with an API key: the key reaches no upstream, its claims do. */
 describe('API keys on a pass-through route', () => {
-  let dir: string;
+  let keys: KeyFile;
   let files: StreamUpstream;
   let fx: Fixture;
   const key = newApiKey('hg_');
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'hg-api-keys-'));
-    const file = join(dir, 'api-keys.json');
-    await writeFile(file, JSON.stringify({ consumers: { partner: { keys: [apiKeyHash(key)], scopes: ['files:read'], claims: { tenant: 'acme' } } } }));
+    keys = await keyFile({ partner: { keys: [apiKeyHash(key)], scopes: ['files:read'], claims: { tenant: 'acme' } } });
     files = await startStreamUpstream();
     fx = await startFixture({
-      auth: { apiKeys: { file, header: 'X-Api-Key' } },
+      auth: { apiKeys: { file: keys.path, header: 'X-Api-Key' } },
       upstreams: { files: { url: files.url, forwardAuthorization: true, forwardClaims: { 'X-Tenant': 'tenant' } } },
       routes: { private: { path: '/api/private/{name}', methods: ['GET'], service: 'files', upstream: '/headers', scope: 'files:read' } },
       log: { access: false },
@@ -30,7 +26,7 @@ describe('API keys on a pass-through route', () => {
   after(async () => {
     await fx.close();
     await files.close();
-    await rm(dir, { recursive: true, force: true });
+    await keys.remove();
   });
 
   test('the key header is not passed on; the consumer claims are', async () => {
