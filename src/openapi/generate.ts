@@ -4,8 +4,7 @@ import type { ParamDoc, RouteDoc } from '../protocol/route-doc.ts';
 import type { JsonSchema } from '../protocol/route-doc.ts';
 import { optionsHeaders, READ_CONDITIONS, READ_HEADERS, readHeaders, WRITE_BODY_COMMON, WRITE_COMMON, WRITE_HEADERS } from './headers.ts';
 import { problemResponses, SHARED_RESPONSES } from './problems.ts';
-
-export const SECURITY_SCHEME = 'bearerAuth';
+import { securityOf, securitySchemes, type SecurityInfo } from './security.ts';
 
 /** One parameter as OpenAPI writes it; a comma-separated list says so (style form, not exploded). */
 function parameterOf(p: ParamDoc): Record<string, unknown> {
@@ -54,6 +53,7 @@ function writeOperation(
   doc: RouteDoc & { write: NonNullable<RouteDoc['write']> },
   errors: readonly HgErrorCode[],
   content: Record<string, unknown>,
+  security: Record<string, string[]>[],
 ): Record<string, unknown> {
   const { write } = doc;
   const answers = Object.fromEntries(
@@ -72,7 +72,7 @@ function writeOperation(
     description: doc.description,
     ...parameters(doc.params),
     ...(write.body === null ? {} : { requestBody: { required: true, content: { [write.body.mediaType]: { schema: write.body.schema } } } }),
-    security: securityOf(doc),
+    security,
     responses: { ...answers, ...problemResponses(errors, doc.notFound) },
   };
 }
@@ -85,6 +85,7 @@ function passthroughOperation(
   method: RouteDef['method'],
   doc: RouteDoc & { passthrough: NonNullable<RouteDoc['passthrough']> },
   errors: readonly HgErrorCode[],
+  security: Record<string, string[]>[],
 ): Record<string, unknown> {
   const { passthrough } = doc;
   return {
@@ -97,7 +98,7 @@ function passthroughOperation(
     ...(passthrough.body
       ? { requestBody: { required: false, description: 'Streamed to the upstream as it arrives.', content: { '*/*': { schema: {} } } } }
       : {}),
-    security: securityOf(doc),
+    security,
     responses: {
       ...(passthrough.websocket
         ? { '101': { description: 'Switching Protocols: the WebSocket handshake the upstream accepted; the connection is tunnelled from then on.' } }
@@ -112,22 +113,14 @@ function passthroughOperation(
   };
 }
 
-/**
- * The operation's security requirements: its scopes under bearer, and for a public read also an
- * empty requirement, which says it may be called without credentials (OpenAPI 3.1 section 4.8.10).
- */
-function securityOf(doc: RouteDoc): Record<string, string[]>[] {
-  if (doc.scopes.length === 0) return [];
-  const bearer = { [SECURITY_SCHEME]: [...doc.scopes] };
-  return doc.public === true ? [{}, bearer] : [bearer];
-}
-
 /** What the gateway's settings add to every authorized operation's answers. */
 interface AuthAnswers {
   /** rateLimit is on: 429. */
   readonly rateLimited: boolean;
   /** auth.introspection.url is set: an opaque token's introspection may fail (503). */
   readonly introspection: boolean;
+  /** API keys are accepted (auth.apiKeys): each authorized operation takes one instead of a token. */
+  readonly apiKeys: boolean;
 }
 
 function operation(method: RouteDef['method'], doc: RouteDoc, auth: AuthAnswers): Record<string, unknown> {
@@ -141,15 +134,16 @@ function operation(method: RouteDef['method'], doc: RouteDoc, auth: AuthAnswers)
     ...(authorized && auth.rateLimited ? (['HG_ERR_RATE_LIMITED'] as const) : []),
     ...COMMON_ERRORS,
   ];
-  if (doc.write !== undefined) return writeOperation({ ...doc, write: doc.write }, errors, content);
-  if (doc.passthrough !== undefined) return passthroughOperation(method, { ...doc, passthrough: doc.passthrough }, errors);
+  const security = securityOf(doc, auth.apiKeys);
+  if (doc.write !== undefined) return writeOperation({ ...doc, write: doc.write }, errors, content, security);
+  if (doc.passthrough !== undefined) return passthroughOperation(method, { ...doc, passthrough: doc.passthrough }, errors, security);
   errors.push(...READ_ERRORS);
   return {
     operationId: head ? `${doc.operationId}Head` : doc.operationId,
     summary: head ? `${doc.summary} (headers only)` : doc.summary,
     description: doc.description,
     ...parameters([...doc.params, ...READ_CONDITIONS]),
-    security: securityOf(doc),
+    security,
     responses: {
       '200': { description: doc.ok.description, headers: readHeaders(doc.ok.exposedHeaders), ...(head ? {} : { content }) },
       '304': { description: 'Not Modified: If-None-Match matched the current ETag.', headers: READ_HEADERS },
@@ -179,15 +173,11 @@ function optionsOperation(path: string, methods: readonly string[], params: read
   };
 }
 
-export interface OpenApiInfo {
+export interface OpenApiInfo extends SecurityInfo {
   readonly title: string;
   readonly version: string;
-  readonly requiredScope: string;
-  readonly readAnyScope: string;
   /** rateLimit is on: authorized routes may answer 429. */
   readonly rateLimited?: boolean;
-  /** auth.introspection.url is set: opaque tokens are accepted, and their introspection may fail (503). */
-  readonly introspection?: boolean;
   /** cors.origins is set: a preflight answers OPTIONS with the Access-Control-* fields. */
   readonly cors?: boolean;
   /** The component schemas the routes' docs refer to (generated from the resource table). */
@@ -197,7 +187,7 @@ export interface OpenApiInfo {
 /** The OpenAPI 3.1 document of exactly these routes (the table the router is built from). */
 export function generateOpenApi(routes: readonly RouteDef[], info: OpenApiInfo): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
-  const auth: AuthAnswers = { rateLimited: info.rateLimited === true, introspection: info.introspection === true };
+  const auth: AuthAnswers = { rateLimited: info.rateLimited === true, introspection: info.introspection === true, apiKeys: info.apiKeys !== undefined };
   // Per path, the doc OPTIONS takes its parameters and name from: the GET's, else the first route's.
   const docs = new Map<string, RouteDoc>();
   for (const route of routes) {
@@ -231,16 +221,7 @@ export function generateOpenApi(routes: readonly RouteDef[], info: OpenApiInfo):
     components: {
       schemas: info.schemas ?? {},
       responses: SHARED_RESPONSES,
-      securitySchemes: {
-        [SECURITY_SCHEME]: {
-          type: 'http',
-          scheme: 'bearer',
-          bearerFormat: 'JWT',
-          description:
-            `${info.introspection === true ? 'A JWT, or an opaque token the identity provider introspects,' : 'A JWT'} in Authorization: Bearer. Scopes (scope or scp claim): each route lists its own ("${info.requiredScope}" by default); ` +
-            `"${info.readAnyScope}" lifts a resource's owner rule, and is then needed for a collection whose path lacks the owner parameter.`,
-        },
-      },
+      securitySchemes: securitySchemes(info),
     },
   };
 }

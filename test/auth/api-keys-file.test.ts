@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { apiKeyHash, isWellFormedApiKey, newApiKey } from '../../src/auth/api-keys/key-format.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get } from '../helpers/gateway.ts';
@@ -123,6 +124,21 @@ describe('API keys in a header the operator names (auth.apiKeys.header)', () => 
   after(async () => {
     await fx.close();
     await keys.remove();
+  });
+
+  test('the OpenAPI document offers the key as an alternative to the token on every authorized operation', async () => {
+    const res = await get(`${fx.gw.url}/api/openapi.json`, { 'x-api-key': key, accept: 'application/json' });
+    assert.equal(res.status, 200, res.text);
+    const doc = res.json() as { components: { securitySchemes: Record<string, unknown> }; paths: Record<string, Record<string, { security?: unknown }>> };
+    assert.deepEqual(doc.components.securitySchemes['apiKeyAuth'], {
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-Api-Key',
+      description: "An API key, in place of a token: its consumer's scopes and claims are read as a token's. Never in a query parameter.",
+    });
+    assert.deepEqual(doc.paths['/api/customers/{id}']?.['get']?.security, [{ bearerAuth: ['customers:read'] }, { apiKeyAuth: ['customers:read'] }]);
+    const result = await new Validator().validate(structuredClone(doc));
+    assert.equal(result.valid, true, JSON.stringify(result.errors));
   });
 
   test('the key is read from that header; a query parameter is never read', async () => {
