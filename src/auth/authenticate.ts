@@ -151,11 +151,11 @@ function settle(req: IncomingMessage, limiter: Limiter, address: string | undefi
   try {
     requireScope(req, principal, scope);
   } catch (err) {
-    return decided(limiter.take(principal.subject, address), () => {
+    return decided(limiter.take(principal.subject, address, principal, req), () => {
       throw err;
     });
   }
-  return decided(limiter.take(principal.subject, address), () => principal);
+  return decided(limiter.take(principal.subject, address, principal, req), () => principal);
 }
 
 /** A request refused before any token was verified (none, malformed): 429 while its address is over its budget, else charged to it. */
@@ -198,7 +198,7 @@ function anonymousIfUnscoped(err: unknown): Principal {
 export function authorizePublicRead(req: IncomingMessage, gate: AuthGate, limited: LimitedGate | null, scope: string): Principal | Promise<Principal> {
   if (req.headers.authorization === undefined && gate.apiKeys?.carries(req) !== true) {
     if (limited === null) return ANONYMOUS;
-    return decided(limited.limiter.take(undefined, limited.clientAddress(req)), () => ANONYMOUS);
+    return decided(limited.limiter.take(undefined, limited.clientAddress(req), undefined, req), () => ANONYMOUS);
   }
   let principal: Principal | Promise<Principal>;
   try {

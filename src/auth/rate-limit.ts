@@ -3,6 +3,8 @@ import { GrowingLru } from '../lib/growing-lru.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { RateLimitConfig } from '../config/types.ts';
 import { HgError } from '../lib/errors.ts';
+import type { IncomingMessage } from 'node:http';
+import type { Principal } from './principal.ts';
 
 /** What a limiter needs of rateLimit (tests build one from these alone). */
 export type BucketConfig = Pick<RateLimitConfig, 'requestsPerSecond' | 'burst' | 'maxKeys'>;
@@ -16,8 +18,13 @@ export type BucketConfig = Pick<RateLimitConfig, 'requestsPerSecond' | 'burst' |
  * budget, refusing() says so at once, so its tokens not yet verified are refused before any crypto.
  */
 export interface Limiter {
-  /** One request of a subject, or of an address when there is no subject: null, or the 429 once its bucket is empty. */
-  take(subject: string | undefined, address: string | undefined): HgError | null | Promise<HgError | null>;
+  /**
+   * One request of a subject, or of an address when there is no subject: null, or the 429 once its
+   * bucket is empty. `principal` (none for an anonymous caller) names its plan, and `req` is the
+   * request whose answer carries the RateLimit fields of plans and limits per route; the limiter
+   * without plans reads neither.
+   */
+  take(subject: string | undefined, address: string | undefined, principal?: Principal, req?: IncomingMessage): HgError | null | Promise<HgError | null>;
   /** The 429 while the address is over its budget for failed authentication, else null. Decided here and now, never waits. */
   refusing(address: string | undefined): HgError | null;
   /**
@@ -29,8 +36,8 @@ export interface Limiter {
 }
 
 /** The RateLimit-Policy value (draft section 3): q per w seconds is the sustained rate, w rounded up (section 3.1.3, which can only understate it). */
-export function rateLimitPolicy(burst: number, perSecond: number): string {
-  return `"default";q=${burst};w=${Math.max(1, Math.ceil(burst / perSecond))}`;
+export function rateLimitPolicy(burst: number, perSecond: number, name = 'default'): string {
+  return `"${name}";q=${burst};w=${Math.max(1, Math.ceil(burst / perSecond))}`;
 }
 
 /**
@@ -38,10 +45,10 @@ export function rateLimitPolicy(burst: number, perSecond: number): string {
  * section 10.2.3 delay-seconds); the draft's `t` says the same, so Retry-After does not point
  * before the end of the window (section 6).
  */
-export function rateLimited(waitSeconds: number, policy: string): HgError {
+export function rateLimited(waitSeconds: number, policy: string, limit = `"default";r=0;t=${waitSeconds}`): HgError {
   return new HgError('HG_ERR_RATE_LIMITED', {
     detail: `Too many requests; try again in ${waitSeconds} s.`,
-    headers: { 'Retry-After': String(waitSeconds), 'RateLimit-Policy': policy, RateLimit: `"default";r=0;t=${waitSeconds}` },
+    headers: { 'Retry-After': String(waitSeconds), 'RateLimit-Policy': policy, RateLimit: limit },
   });
 }
 

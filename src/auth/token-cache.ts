@@ -32,6 +32,26 @@ export class VerifiedToken implements Principal {
 }
 
 /**
+ * A verified token that names its plan (auth.planClaim set): a class apart, so tokens of a gateway
+ * without plans keep no plan field at all.
+ */
+export class PlannedToken extends VerifiedToken {
+  readonly plan: string | undefined;
+
+  constructor(
+    subject: string | undefined,
+    scopes: ReadonlySet<string>,
+    expiresAtMs: number,
+    claims: readonly ClaimValue[],
+    slot: number,
+    plan: string | undefined,
+  ) {
+    super(subject, scopes, expiresAtMs, claims, slot);
+    this.plan = plan;
+  }
+}
+
+/**
  * The cache key of a token: its SHA-256 as a 32-character Latin-1 string ('binary'). Exact, as the
  * token itself would be (two tokens with one digest would be a SHA-256 collision), where a key of
  * the token's tail needed the whole token kept to compare. ~0.6 µs a lookup (node:crypto's one-shot

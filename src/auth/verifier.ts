@@ -10,7 +10,7 @@ import { verificationError } from './jose-errors.ts';
 import { isOpaqueToken, type Introspector } from './introspection.ts';
 import type { KeySource } from './keys.ts';
 import { KeptScopes, type Principal } from './principal.ts';
-import { recentSlot, TokenCache, VerifiedToken } from './token-cache.ts';
+import { PlannedToken, recentSlot, TokenCache, VerifiedToken } from './token-cache.ts';
 
 // Where callers have always found them (bench/micro reads recentSlot from here).
 export type { Principal };
@@ -75,6 +75,8 @@ export class TokenVerifier {
   readonly #tokens: TokenCache;
   readonly #options: VerifyOptions;
   readonly #claims: ClaimTable;
+  /** auth.planClaim: the claim naming a token's plan, kept only when set. */
+  readonly #planClaim: string | null;
   readonly #scopes: KeptScopes;
   readonly #verifying = new SingleFlight<Principal>();
   readonly #introspector: Introspector | null;
@@ -97,6 +99,7 @@ export class TokenVerifier {
     this.#clock = clock;
     this.#tokens = new TokenCache(auth, clock);
     this.#claims = claims;
+    this.#planClaim = auth.planClaim;
     this.#scopes = new KeptScopes(keptScopes);
     this.#options = {
       algorithms: [...keys.algorithms],
@@ -182,14 +185,24 @@ export class TokenVerifier {
     }
     this.tally.verified++;
     // jose does not check that `sub` is a string (RFC 7519 section 4.1.2 says it is): anything else is no subject.
-    const principal = new VerifiedToken(
-      typeof payload.sub === 'string' ? payload.sub : undefined,
-      this.#scopes.of(payload),
-      (payload.exp ?? 0) * 1000,
-      this.#claims.keep(payload),
-      recentSlot(token),
-    );
+    const subject = typeof payload.sub === 'string' ? payload.sub : undefined;
+    const scopes = this.#scopes.of(payload);
+    const expiresAtMs = (payload.exp ?? 0) * 1000;
+    const claims = this.#claims.keep(payload);
+    const planClaim = this.#planClaim;
+    const principal =
+      planClaim === null
+        ? new VerifiedToken(subject, scopes, expiresAtMs, claims, recentSlot(token))
+        : new PlannedToken(subject, scopes, expiresAtMs, claims, recentSlot(token), planOf(payload[planClaim]));
     this.#tokens.add(token, principal, nowMs);
     return principal;
   }
+}
+
+/** Longest plan name kept from a token (a declared one is at most 64 characters): a longer one names no plan. */
+const MAX_PLAN_CHARS = 64;
+
+/** A plan claim's value as kept: a short string, else none (the default plan). */
+function planOf(value: unknown): string | undefined {
+  return typeof value === 'string' && value.length <= MAX_PLAN_CHARS ? value : undefined;
 }

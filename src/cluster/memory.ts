@@ -2,6 +2,8 @@ import type { ResponseCache } from '../cache/response-cache.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Config, RateLimitConfig } from '../config/types.ts';
 import { RateLimiter } from '../auth/rate-limit.ts';
+import { LocalPolicies } from '../auth/local-policies.ts';
+import type { PolicySpec } from '../auth/policy-fields.ts';
 import { ALWAYS_HEARING } from './hearing.ts';
 import { MemoryIdempotencyStore } from './idempotency.ts';
 import { leaseMs } from './lifetimes.ts';
@@ -41,6 +43,10 @@ export class MemorySharedState implements SharedState {
 
   limiter(config: RateLimitConfig): RateLimiter | null {
     return RateLimiter.create(config, this.#clock);
+  }
+
+  policies(spec: PolicySpec, _policies: string, _realm: string, config: RateLimitConfig): LocalPolicies {
+    return new LocalPolicies(spec, config.maxKeys, this.#clock);
   }
 
   tier(): null {

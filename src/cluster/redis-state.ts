@@ -6,7 +6,10 @@ import { RateLimiter, type Limiter } from '../auth/rate-limit.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { CacheTier } from './cache-tier.ts';
-import { ClusterRateLimiter } from './cluster-rate-limit.ts';
+import { ClusterRateLimiter, type ClusterLimitRedis } from './cluster-rate-limit.ts';
+import { ClusterPolicies } from './cluster-policies.ts';
+import { LocalPolicies } from '../auth/local-policies.ts';
+import type { PolicyEngine, PolicySpec } from '../auth/policy-fields.ts';
 import { ClusterSize } from './cluster-size.ts';
 import type { InvalidationHearing } from './hearing.ts';
 import { InvalidationBus, invalidationChannel } from './invalidation-bus.ts';
@@ -74,10 +77,19 @@ export class RedisSharedState implements SharedState {
   limiter(config: RateLimitConfig, realm: string): Limiter | null {
     if (config.scope === 'instance') return RateLimiter.create(config, this.#clock);
     if (config.requestsPerSecond === null || config.requestsPerSecond === 0) return null;
-    // Counted only while a cluster limit is on: only its fallback needs the count.
+    return ClusterRateLimiter.create(config, realm, this.#limitRedis(), this.#clock);
+  }
+
+  policies(spec: PolicySpec, policies: string, realm: string, config: RateLimitConfig): PolicyEngine {
+    if (config.scope === 'instance') return new LocalPolicies(spec, config.maxKeys, this.#clock);
+    return new ClusterPolicies(spec, policies, realm, config.maxKeys, this.#limitRedis(), this.#clock);
+  }
+
+  /** What a cluster limit uses of Redis; the instance count is kept only once one is made: only its fallback needs it. */
+  #limitRedis(): ClusterLimitRedis {
     this.#size ??= new ClusterSize(this.#link, invalidationChannel(this.#link.prefix));
     this.#metrics.watchInstances(this.#size);
-    return ClusterRateLimiter.create(config, realm, { link: this.#link, metrics: this.#metrics, size: this.#size }, this.#clock);
+    return { link: this.#link, metrics: this.#metrics, size: this.#size };
   }
 
   tier(cache: ResponseCache, config: Config): CacheTier | null {

@@ -26,6 +26,10 @@ function luaScript(lua: string): LuaScript {
  *   rl:s:<realm>:<subject>, rl:a:<address>
  *                       a rate-limit bucket (GCRA: its theoretical arrival time, µs); the realm
  *                       names the key source and issuer whose subject it is (auth/realm.ts)
+ *   pl:{<realm>:s:<subject>}:<policies>, pl:{<realm>:a:<address>}:<policies>
+ *                       a plan's or a route limit's bucket (GCRA, as rl:), with its quota counts
+ *                       beside it: <bucket key>:d<day> and :m<month> (days and months since 1970,
+ *                       UTC); the braces keep one decision's keys in one Redis Cluster hash slot
  *   idem:<hash>         an idempotency record (the hash covers realm, issuer, subject and key)
  *   invalidate          the pub/sub channel of invalidations
  */
@@ -114,6 +118,20 @@ return 0
 `);
 
 /**
+ * A GCRA bucket read on Redis's clock: `now` (µs), `interval` (µs between requests), `burst`,
+ * `limit` (µs a full bucket spans) and `tat`, the bucket's theoretical arrival time, never before now.
+ */
+function gcraAt(key: string, interval: string, burst: string): string {
+  return `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local interval, burst = tonumber(${interval}), tonumber(${burst})
+local tat = tonumber(redis.call('GET', ${key}) or '0')
+if tat < now then tat = now end
+local limit = interval * burst`;
+}
+
+/**
  * One rate-limit decision, GCRA (the generic cell rate algorithm: a token bucket kept as one
  * number, the theoretical arrival time). ARGV: bucket key, emission interval µs (1e6 / rate),
  * burst, and "take" or "charge". take: {1, 0} when allowed, {0, ms until the next request may
@@ -122,19 +140,42 @@ return 0
  * returns the ms until the address may fail once more, 0 while its budget has room. The key
  * expires when the bucket is full again, so an idle client costs nothing.
  */
-export const RATE = luaScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local interval, burst = tonumber(ARGV[2]), tonumber(ARGV[3])
-local tat = tonumber(redis.call('GET', ARGV[1]) or '0')
-if tat < now then tat = now end
+export const RATE = luaScript(`${gcraAt('ARGV[1]', 'ARGV[2]', 'ARGV[3]')}
 local next = tat + interval
-local limit = interval * burst
 local charge = ARGV[4] == 'charge'
 if not charge and next - now > limit then return {0, math.ceil((next - limit - now) / 1000)} end
 redis.call('SET', ARGV[1], string.format('%.0f', next), 'PX', math.ceil((next - now) / 1000))
 if charge then return math.max(0, math.ceil((next + interval - limit - now) / 1000)) end
 return {1, 0}
+`);
+
+/**
+ * One decision of a plan or a route limit: its bucket (GCRA, as RATE) and its quotas, all or
+ * nothing. KEYS: the bucket, then one count per quota (all in one hash slot). ARGV: emission
+ * interval µs, burst, then per quota its requests and when its count expires (ms since the epoch:
+ * the end of its period, and a margin). The request passes when the bucket has a token and every
+ * quota has room; then each is taken. Returns {1 if passed else 0, whole tokens left, ms until the
+ * next token (0 when there is one), bit i set when quota i has no room, then each quota's count}.
+ */
+export const PLAN = luaScript(`${gcraAt('KEYS[1]', 'ARGV[1]', 'ARGV[2]')}
+local tokens = math.max(0, math.floor((limit - (tat - now)) / interval))
+local wait = 0
+if tat + interval - now > limit then wait = math.ceil((tat + interval - limit - now) / 1000) end
+local used, spent, bit = {}, 0, 1
+for i = 2, #KEYS do
+  local n = tonumber(redis.call('GET', KEYS[i]) or '0')
+  used[i - 1] = n
+  if n + 1 > tonumber(ARGV[1 + 2 * (i - 1)]) then spent = spent + bit end
+  bit = bit * 2
+end
+if wait > 0 or spent > 0 then return {0, tokens, wait, spent, unpack(used)} end
+local next = tat + interval
+redis.call('SET', KEYS[1], string.format('%.0f', next), 'PX', math.ceil((next - now) / 1000))
+for i = 2, #KEYS do
+  used[i - 1] = redis.call('INCR', KEYS[i])
+  redis.call('PEXPIREAT', KEYS[i], ARGV[2 + 2 * (i - 1)])
+end
+return {1, tokens - 1, 0, 0, unpack(used)}
 `);
 
 /**
@@ -178,6 +219,7 @@ export const SCRIPTS: readonly LuaScript[] = [
   CLEAR,
   UNLOCK,
   RATE,
+  PLAN,
   IDEMPOTENCY_BEGIN,
   IDEMPOTENCY_COMPLETE,
   IDEMPOTENCY_ABANDON,

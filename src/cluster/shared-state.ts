@@ -2,6 +2,7 @@ import type { ResponseCache } from '../cache/response-cache.ts';
 import type { Config, RateLimitConfig } from '../config/types.ts';
 import type { Limiter } from '../auth/rate-limit.ts';
 import type { RedisApiKeyStore } from './redis-api-keys.ts';
+import type { PolicyEngine, PolicySpec } from '../auth/policy-fields.ts';
 import type { CacheTier } from './cache-tier.ts';
 import type { InvalidationHearing } from './hearing.ts';
 import type { IdempotencyStore } from './idempotency.ts';
@@ -47,6 +48,11 @@ export interface SharedState {
    * in Redis are kept per realm and subject.
    */
   limiter(config: RateLimitConfig, realm: string): Limiter | null;
+  /**
+   * Where the decisions of a plan or a route limit are made (`policies`: `p:<plan>`, `r:<route>`),
+   * following rateLimit.scope as the limiter does: this instance's counts, or Redis's.
+   */
+  policies(spec: PolicySpec, policies: string, realm: string, config: RateLimitConfig): PolicyEngine;
   /** The second cache tier in front of the upstream for this pipeline's cache, or null (no Redis, or cache.shared false). */
   tier(cache: ResponseCache, config: Config): CacheTier | null;
   /** Whether invalidations from other instances reach this one now (always, without Redis). */

@@ -68,6 +68,13 @@ function check(rule: Rule, value: unknown, path: string, problems: Problems): un
         );
       return value;
     }
+    case 'records': {
+      if (!Array.isArray(value)) {
+        problems.add(path, `expected an array of objects (${Object.keys(rule.section.keys).join(', ')}), got ${describeValue(value, rule)}`);
+        return value;
+      }
+      return value.map((entry, i) => check(rule.section, entry, `${path}[${i}]`, problems));
+    }
     case 'stringOr': {
       if (value === null && rule.nullable === true) return value;
       if (typeof value === 'string') return check(rule.string, value, path, problems);

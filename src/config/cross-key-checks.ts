@@ -1,3 +1,4 @@
+import { closest } from './closest.ts';
 import { isAddressOrRange } from '../lib/ip-range.ts';
 import { defaultServiceReaders, isDevAuth, KEY_SOURCE_KEYS } from './embedded-sample.ts';
 import type { Problems } from './problems.ts';
@@ -97,6 +98,7 @@ export function checkAcrossKeys(config: Config, problems: Problems, env: NodeJS.
     else if (Buffer.byteLength(text) < 32) problems.add('paging.cursorSecret', `${source} is shorter than 32 bytes`);
   }
   checkIntrospection(config, problems, env);
+  checkPlanNames(config, problems);
   // Keys of named entries (resources, services) never come from the environment: plain problems.
   checkServices(config, problems.list, HTTP_TOKEN, env);
   for (const check of checks) check(config, problems.list);
@@ -119,5 +121,26 @@ function checkIntrospection(config: Config, problems: Problems, env: NodeJS.Proc
     const text = headerValueOf(value, env);
     const source = typeof value === 'string' ? 'the value' : `the environment variable ${value.env}`;
     if (text === undefined || text === '') problems.add(at, `${source} is not set`);
+  }
+}
+
+/** A plan's name as the RateLimit fields carry it (a quoted string): letters, digits, `.`, `_`, `-`. */
+const PLAN_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** Plans are named by keys the RateLimit fields can carry, and every plan named is declared. */
+function checkPlanNames(config: Config, problems: Problems): void {
+  const declared = Object.keys(config.plans);
+  for (const name of declared) {
+    if (!PLAN_NAME.test(name))
+      problems.list.push(`plans.${name}: expected a name of letters, digits, ".", "_" and "-" (at most 64), as the RateLimit fields carry it`);
+  }
+  for (const key of ['defaultPlan', 'anonymousPlan'] as const) {
+    const name = config.rateLimit[key];
+    if (name === null || declared.includes(name)) continue;
+    const hint = closest(name, declared);
+    problems.add(
+      `rateLimit.${key}`,
+      `"${name}" is not declared in plans${hint ? ` (did you mean "${hint}"?)` : declared.length === 0 ? ' (no plan is declared)' : ''}`,
+    );
   }
 }

@@ -1,3 +1,4 @@
+import { routeLimit } from './plan-schema.ts';
 import { boolean, integer, map, nonEmptyString, path, scalar, section, string, stringOr, strings, stringsOr } from './rule.ts';
 
 export const PARAM_TYPES = ['integer', 'string'] as const;
@@ -209,6 +210,12 @@ export const RESOURCE = section({
   }),
   collection: COLLECTION,
   scope: nonEmptyString({ nullable: true, default: null, doc: 'Scope a token needs to read it; `null`: `auth.requiredScope`.' }),
+  rateLimit: routeLimit(
+    'A limit of its reads (item and collection) per subject, per address for anonymous callers, alongside the caller\'s plan: `{"requestsPerSecond", "burst"}`; `null`: none.',
+  ),
+  writeRateLimit: routeLimit(
+    'A limit of its writes per subject, alongside the caller\'s plan and apart from its reads: `{"requestsPerSecond", "burst"}` (for example 5 writes a second); `null`: none.',
+  ),
   public: boolean({
     default: false,
     doc: "`true`: `GET` and `HEAD` of the item and the collection pass without credentials, charged to the client's address (a request that carries `Authorization` still has its token verified; a valid one without `scope` is served as if it had come without); writes still need `writeScope`. Not with an owner rule in force, nor with `vary.claims`, nor on a service with `forwardClaims` or `forwardAuthorization` (see [Public reads](authentication.md#public-reads)).",

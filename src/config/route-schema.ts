@@ -1,3 +1,4 @@
+import { routeLimit } from './plan-schema.ts';
 import { boolean, integer, nonEmptyString, section, strings } from './rule.ts';
 import { MAX_MS } from './upstream-schema.ts';
 
@@ -30,6 +31,9 @@ export const ROUTE = section({
     doc: 'Upstream path over the same parameters, e.g. `"/files/{path*}"`; the request\'s query string follows it unchanged.',
   }),
   scope: nonEmptyString({ nullable: true, default: null, doc: 'Scope a token needs; `null`: `auth.requiredScope`.' }),
+  rateLimit: routeLimit(
+    'A limit of this route per subject, per address for anonymous callers, alongside the caller\'s plan: `{"requestsPerSecond", "burst"}`; `null`: none.',
+  ),
   public: boolean({
     default: false,
     doc: '`true`: `GET` and `HEAD` pass without credentials (a request that carries an `Authorization` header still has its token verified); other methods still need the scope.',

@@ -92,6 +92,12 @@ export interface MapRule extends Described {
   readonly entryDoc?: string;
 }
 
+/** An array of objects that each follow `section` (a plan's quotas). */
+export interface RecordsRule extends Described {
+  readonly kind: 'records';
+  readonly section: SectionRule;
+}
+
 /** A header value: a string, or {"env": "NAME"} read from the environment at start. */
 export interface HeaderValueRule extends Described {
   readonly kind: 'headerValue';
@@ -112,8 +118,10 @@ export interface StringOrRule extends Described {
   readonly nullable?: boolean;
 }
 
-export type Rule =
-  StringRule | IntegerRule | BooleanRule | UrlRule | RedisUrlRule | StringsRule | SectionRule | MapRule | HeaderValueRule | ScalarRule | StringOrRule;
+/** A rule of one value; the others hold further rules. */
+type ValueRule = StringRule | IntegerRule | BooleanRule | UrlRule | RedisUrlRule | StringsRule | HeaderValueRule | ScalarRule;
+
+export type Rule = ValueRule | SectionRule | MapRule | StringOrRule | RecordsRule;
 
 /** Type-only: no rule has this key at run time. */
 declare const VALUE: unique symbol;
@@ -239,4 +247,12 @@ export function map<const V extends Rule, const O extends Options<MapRule, 'valu
   options: O & { readonly default?: MapValue<V> },
 ): MapRule & Typed<MapValue<V>> {
   return { kind: 'map', values, ...options };
+}
+
+/** An array of objects, each checked by `entry` (a section every key of which has a default or must be set). */
+export function records<const K extends SectionRule & Typed<unknown>, const O extends Options<RecordsRule, 'section'>>(
+  entry: K,
+  options: O & { readonly default?: readonly ValueOf<K>[] },
+): RecordsRule & Typed<readonly ValueOf<K>[]> {
+  return { kind: 'records', section: entry, ...options };
 }

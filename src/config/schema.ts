@@ -1,5 +1,6 @@
 import { MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import { RESOURCE } from './resource-schema.ts';
+import { PLAN } from './plan-schema.ts';
 import { ROUTE } from './route-schema.ts';
 import { boolean, headerValue, integer, map, nonEmptyString, path, redisUrl, section, string, strings, url } from './rule.ts';
 import { SHIPPED_RESOURCES } from './shipped-resources.ts';
@@ -256,6 +257,11 @@ const AUTH = section({
       doc: 'Keys made through the admin API (`/api-keys`) are kept in Redis (needs `redis.url`) and accepted by every instance. API keys are accepted when this or `file` is set.',
     }),
   }),
+  planClaim: nonEmptyString({
+    nullable: true,
+    default: null,
+    doc: "The claim naming a token's plan (a key of `plans`); `null`: tokens name none and take `rateLimit.defaultPlan`. See [Plans](authentication.md#plans-and-limits-per-route).",
+  }),
 });
 
 const CACHE = section({
@@ -352,7 +358,17 @@ const RATE_LIMIT = section({
     nullable: true,
     oneOf: ['instance', 'cluster'],
     default: null,
-    doc: '`"instance"`: each instance limits on its own (N instances allow N times the rate); `"cluster"`: one limit for every instance sharing `redis.url`, decided in Redis (needs `redis.url`). `null`: `"cluster"` when `redis.url` is set, else `"instance"`.',
+    doc: '`"instance"`: each instance limits on its own (N instances allow N times the rate); `"cluster"`: one limit for every instance sharing `redis.url`, decided in Redis (needs `redis.url`). `null`: `"cluster"` when `redis.url` is set, else `"instance"`. Plans and limits per route follow it too.',
+  }),
+  defaultPlan: nonEmptyString({
+    nullable: true,
+    default: null,
+    doc: 'The plan (a key of `plans`) of a caller whose credentials name none, or name one not declared; `null`: such callers are held to `rateLimit.requestsPerSecond` as without plans.',
+  }),
+  anonymousPlan: nonEmptyString({
+    nullable: true,
+    default: null,
+    doc: 'The plan of anonymous callers (public reads without credentials), counted per client address; `null`: held to `rateLimit.requestsPerSecond` as without plans.',
   }),
 });
 
@@ -474,6 +490,10 @@ export const CONFIG_SCHEMA = section({
   }),
   idempotency: IDEMPOTENCY,
   rateLimit: RATE_LIMIT,
+  plans: map(PLAN, {
+    default: {},
+    doc: 'Plans by name: a rate and quotas per subject, held across the cluster with Redis. A principal takes the plan its credentials name (`auth.planClaim`), else `rateLimit.defaultPlan`; anonymous callers `rateLimit.anonymousPlan`. See [Plans](authentication.md#plans-and-limits-per-route).',
+  }),
   cors: CORS,
   sampleUpstream: section({
     customers: integer({ min: 1, max: 10_000_000, default: 100_000, doc: 'How many customers the embedded sample service has.' }),

@@ -41,3 +41,9 @@ export type ParamTypeName = (typeof PARAM_TYPES)[number];
 export type FieldTypeName = (typeof FIELD_TYPES)[number];
 export type WriteOrReadMethod = (typeof WRITE_AND_READ_METHODS)[number];
 export type RouteMethodName = (typeof ROUTE_METHODS)[number];
+/** plans.<name>: a rate and quotas per subject. */
+export type PlanConfig = Config['plans'][string];
+export type QuotaConfig = PlanConfig['quotas'][number];
+export type QuotaPeriod = QuotaConfig['per'];
+/** A limit of one route per subject (resources.<name>.rateLimit, writeRateLimit, routes.<name>.rateLimit). */
+export type RouteLimitConfig = NonNullable<ResourceConfig['rateLimit']>;

@@ -35,6 +35,8 @@ import { buildAuth } from './auth.ts';
 import { buildApiKeys } from './api-keys.ts';
 import type { ApiKeyAuthenticator } from '../auth/api-keys/authenticator.ts';
 import { credentialRealm } from '../auth/realm.ts';
+import { carryRateLimitFields } from '../protocol/rate-limit-fields.ts';
+import { buildLimits, type Limits } from './limits.ts';
 
 /** Everything that depends on the config; rebuilt on reload, parts kept when their settings did not change. */
 export interface Pipeline {
@@ -48,7 +50,12 @@ export interface Pipeline {
   readonly cache: ResponseCache;
   /** One client per upstream service. */
   readonly services: UpstreamServices;
+  /** The limiter every route takes from (the plans', over the one without plans), or null. */
   readonly limiter: Limiter | null;
+  /** The limiter without plans (rateLimit.requestsPerSecond), kept across reloads that leave rateLimit as it was. */
+  readonly baseLimiter: Limiter | null;
+  /** Plans and limits per route. */
+  readonly limits: Limits;
   /** The compiled resource table the routes, API root, OpenAPI document and purge read. */
   readonly table: ResourceTable;
   readonly routes: readonly RouteDef[];
@@ -113,17 +120,20 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
   const services = UpstreamServices.build(config, previous?.services ?? null, urlOf, metrics, clock, claims);
   const realm = credentialRealm(config.auth);
   // The buckets survive a reload that leaves rateLimit and the realm as they were, so a reload resets no client's limit.
-  const limiter =
+  const base =
     previous !== null && sameValue(previous.config.rateLimit, config.rateLimit) && credentialRealm(previous.config.auth) === realm
-      ? previous.limiter
+      ? previous.baseLimiter
       : parts.shared.limiter(config.rateLimit, realm);
+  // Plans and limits per route over it; without them, `base` alone, as it always was.
+  const limits = buildLimits(config, base, realm, previous?.limits ?? null, { shared: parts.shared, registry: metrics.registry, logger });
+  const limiter = limits.limiter;
   const ctx: GatewayContext = { config, clock, logger, verifier, cache, metrics, shared: parts.shared, tier: parts.shared.tier(cache, config) };
   // A configured secret is checked at start (set, and at least 32 bytes): see cross-key-checks.ts.
   const secret = config.paging.cursorSecret === null ? undefined : headerValueOf(config.paging.cursorSecret, process.env);
   const serving = servingParts(ctx, new CursorSeal(secret === undefined ? parts.cursorKey : Buffer.from(secret, 'utf8')));
   // One rule for whom a request is from, so rate limits and the access log agree behind a proxy.
   const clientAddress = clientAddressRule(config.server.trustProxy);
-  const access = new Access(ctx, limiter, clientAddress, apiKeys);
+  const access = new Access(ctx, limiter, clientAddress, apiKeys, limits.fields ? limits.forRoute : undefined);
   const table = compileResources(config, services, claims);
   // One table for the router and the OpenAPI document, so the document lists exactly what answers.
   const routes: RouteDef[] = [...apiRootRoutes(ctx, serving, access, table), ...readRoutes(table, serving, access)];
@@ -148,6 +158,7 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
       limiter,
       clientAddress,
       apiKeys,
+      ...(limits.fields ? { limiterOf: (route: CompiledRoute) => limits.forRoute(`route:${route.name}`, config.routes[route.name]?.rateLimit ?? null) } : {}),
       services: passthrough,
       observer: metrics,
       tunnels: parts.tunnels,
@@ -156,7 +167,7 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
   routes.push(...openApiRoutes(ctx, serving, access, () => routes, table));
   const router = createRouter(routes, metrics.requests);
   const cors = config.cors.origins.length > 0 ? new CorsPolicy(config.cors) : null;
-  const dispatch = createDispatcher(
+  const dispatched = createDispatcher(
     router,
     logger,
     { maxUrlBytes: config.server.maxUrlBytes, maxHeaderCount: config.server.maxHeaderCount, requestTimeoutMs: config.server.requestTimeoutMs },
@@ -169,6 +180,13 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
       clientAddress,
     },
   );
+  // With plans or limits per route, a passing answer carries the RateLimit fields of the limits it passed.
+  const dispatch = limits.fields
+    ? (req: IncomingMessage, res: HgResponse): void => {
+        carryRateLimitFields(req, res);
+        dispatched(req, res);
+      }
+    : dispatched;
   return {
     config,
     keySource,
@@ -178,6 +196,8 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
     cache,
     services,
     limiter,
+    baseLimiter: base,
+    limits,
     table,
     routes: router.routes,
     dispatch,

@@ -8,6 +8,7 @@ import type { ParamDoc, RouteDoc } from '../protocol/route-doc.ts';
 import { callOf } from '../upstream/trace-context.ts';
 import { routeAccess, type RouteAccessParts } from './access.ts';
 import type { CompiledRoute } from './compile.ts';
+import type { Limiter } from '../auth/rate-limit.ts';
 import type { PassthroughServices } from './pools.ts';
 import { relay, type RelayObserver } from './relay.ts';
 import { asksForWebSocket, handshakeKey } from './websocket.ts';
@@ -17,6 +18,8 @@ export interface PassthroughParts extends RouteAccessParts {
   readonly services: PassthroughServices;
   readonly observer: RelayObserver;
   readonly tunnels: Set<Duplex>;
+  /** The limiter of a route with its own limit (routes.<name>.rateLimit); absent when none has one. */
+  readonly limiterOf?: (route: CompiledRoute) => Limiter | null;
 }
 
 const WITH_BODY: ReadonlySet<RouteMethod> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -90,7 +93,7 @@ function docOf(route: CompiledRoute, method: RouteMethod): RouteDoc {
 export function passthroughRoutes(routes: readonly CompiledRoute[], parts: PassthroughParts): RouteDef[] {
   const defs: RouteDef[] = [];
   for (const route of routes) {
-    const handler = handlerOf(route, parts);
+    const handler = handlerOf(route, parts.limiterOf === undefined ? parts : { ...parts, limiter: parts.limiterOf(route) });
     const fits = (path: string): boolean => route.path.match(path) !== null;
     for (const method of route.methods) defs.push({ method, path: route.label, handler, doc: docOf(route, method), acceptsBody: WITH_BODY.has(method), fits });
   }

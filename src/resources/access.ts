@@ -6,9 +6,13 @@ import type { ApiKeyAuthenticator } from '../auth/api-keys/authenticator.ts';
 import type { GatewayContext } from './context.ts';
 import type { ClientAddressOf } from '../protocol/client-address.ts';
 import type { Limiter } from '../auth/rate-limit.ts';
+import type { RouteLimitConfig } from '../config/types.ts';
 import { andThen } from '../lib/sync-or-promise.ts';
 import type { CompiledResource } from './compile.ts';
 import { paramFromValue, type ParamType, type ParamValue } from './params.ts';
+
+/** The limiter of one route with its own limit (`limit` null: the gateway's alone). */
+export type RouteLimiterOf = (route: string, limit: RouteLimitConfig | null) => Limiter | null;
 
 /**
  * Who may read what. Every route needs its scope (a resource's `scope`, by default
@@ -23,23 +27,54 @@ export class Access {
   readonly #gate: AuthGate;
   /** The same under the rate limit; null when rate limiting is off: then nothing of it runs. */
   readonly #limited: LimitedGate | null;
+  /** Resources with a limit of their own (rateLimit, writeRateLimit): their gates for reads and for writes; null when none has one. */
+  readonly #ownLimits: ReadonlyMap<string, { readonly read: LimitedGate | null; readonly write: LimitedGate | null }> | null;
 
-  /** `clientAddress`: whose bucket a request without a valid token takes from (server.trustProxy); `apiKeys`: auth.apiKeys, or null. */
-  constructor(ctx: GatewayContext, limiter: Limiter | null, clientAddress: ClientAddressOf, apiKeys: ApiKeyAuthenticator | null = null) {
+  /**
+   * `clientAddress`: whose bucket a request without a valid token takes from (server.trustProxy);
+   * `apiKeys`: auth.apiKeys, or null. `routeLimiter`: the limiter of a resource's reads or writes
+   * (`resource:<name>`, `resource-write:<name>`) with its own limit, given only when some resource has one.
+   */
+  constructor(
+    ctx: GatewayContext,
+    limiter: Limiter | null,
+    clientAddress: ClientAddressOf,
+    apiKeys: ApiKeyAuthenticator | null = null,
+    routeLimiter?: RouteLimiterOf,
+  ) {
     this.#gate = { verifier: ctx.verifier, auth: ctx.config.auth, apiKeys };
-    this.#limited = limiter === null ? null : { verifier: ctx.verifier, auth: ctx.config.auth, apiKeys, limiter, clientAddress };
+    const gateOf = (l: Limiter | null): LimitedGate | null =>
+      l === null ? null : { verifier: ctx.verifier, auth: ctx.config.auth, apiKeys, limiter: l, clientAddress };
+    this.#limited = gateOf(limiter);
     this.#readAny = ctx.config.auth.readAnyScope;
+    const own = new Map<string, { read: LimitedGate | null; write: LimitedGate | null }>();
+    for (const [name, r] of Object.entries(ctx.config.resources)) {
+      if (routeLimiter === undefined || (r.rateLimit === null && r.writeRateLimit === null)) continue;
+      own.set(name, { read: gateOf(routeLimiter(`resource:${name}`, r.rateLimit)), write: gateOf(routeLimiter(`resource-write:${name}`, r.writeRateLimit)) });
+    }
+    this.#ownLimits = own.size === 0 ? null : own;
   }
 
   /** Rate limiting is on: authorized routes may answer 429 (the OpenAPI document lists it). */
   get rateLimited(): boolean {
-    return this.#limited !== null;
+    return this.#limited !== null || this.#ownLimits !== null;
   }
 
   /** A scope only (API root, OpenAPI document): the principal, at once when its token is cached. */
   scoped(req: IncomingMessage, scope: string): Principal | Promise<Principal> {
-    if (this.#limited === null) return authorize(req, this.#gate, scope);
-    return authorizeLimited(req, this.#limited, scope);
+    return this.#scopedUnder(req, scope, this.#limited);
+  }
+
+  #scopedUnder(req: IncomingMessage, scope: string, limited: LimitedGate | null): Principal | Promise<Principal> {
+    if (limited === null) return authorize(req, this.#gate, scope);
+    return authorizeLimited(req, limited, scope);
+  }
+
+  /** The gate of a resource's reads or writes: its own limit's, else the gateway's. */
+  #gateOf(r: CompiledResource, write: boolean): LimitedGate | null {
+    const own = this.#ownLimits === null ? undefined : this.#ownLimits.get(r.name);
+    if (own === undefined) return this.#limited;
+    return write ? own.write : own.read;
   }
 
   /**
@@ -48,12 +83,12 @@ export class Access {
    * all there is to decide.
    */
   publicRead(req: IncomingMessage, r: CompiledResource): Principal | Promise<Principal> {
-    return authorizePublicRead(req, this.#gate, this.#limited, r.scope);
+    return authorizePublicRead(req, this.#gate, this.#gateOf(r, false), r.scope);
   }
 
   /** The resource's scope plus its owner rule for the item with these values. */
   item(req: IncomingMessage, r: CompiledResource, values: readonly ParamValue[]): Principal | Promise<Principal> {
-    const principal = this.scoped(req, r.scope);
+    const principal = this.#scopedUnder(req, r.scope, this.#gateOf(r, false));
     const owner = r.owner;
     if (owner === null) return principal;
     const value = values[owner.param] as ParamValue;
@@ -64,7 +99,7 @@ export class Access {
 
   /** The resource's scope, plus the owner rule on the collection's path or auth.readAnyScope when the path lacks the owner parameter. */
   collection(req: IncomingMessage, r: CompiledResource, values: readonly ParamValue[]): Principal | Promise<Principal> {
-    const principal = this.scoped(req, r.scope);
+    const principal = this.#scopedUnder(req, r.scope, this.#gateOf(r, false));
     const owner = r.owner;
     const c = r.collection;
     if (owner === null || c === null) return principal;
@@ -80,7 +115,7 @@ export class Access {
    * the collection (POST; a collection whose path lacks the owner parameter needs auth.readAnyScope).
    */
   write(req: IncomingMessage, r: CompiledResource, values: readonly ParamValue[], onCollection: boolean): Principal | Promise<Principal> {
-    const principal = this.scoped(req, r.writeScope);
+    const principal = this.#scopedUnder(req, r.writeScope, this.#gateOf(r, true));
     const owner = r.owner;
     if (owner === null) return principal;
     const c = r.collection;

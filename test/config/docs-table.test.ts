@@ -41,6 +41,8 @@ function declarationKeys(
     if (child.kind === 'stringOr') declarationKeys(child.section, path, out);
     // The object form of an entry of a string-or-object list (a field renamed from a pointer).
     if (child.kind === 'strings' && child.entries !== undefined) declarationKeys(child.entries, `${path}[]`, out);
+    // An array of objects (a plan's quotas): each entry's keys under `<key>[]`.
+    if (child.kind === 'records') declarationKeys(child.section, `${path}[]`, out);
   }
   return out;
 }
@@ -49,6 +51,8 @@ const resourcesRule = CONFIG_SCHEMA.kind === 'section' ? CONFIG_SCHEMA.keys['res
 const declarationRule = resourcesRule?.kind === 'map' ? resourcesRule.values : undefined;
 const routesRule = CONFIG_SCHEMA.kind === 'section' ? CONFIG_SCHEMA.keys['routes'] : undefined;
 const routeRule = routesRule?.kind === 'map' ? routesRule.values : undefined;
+const plansRule = CONFIG_SCHEMA.kind === 'section' ? CONFIG_SCHEMA.keys['plans'] : undefined;
+const planRule = plansRule?.kind === 'map' ? plansRule.values : undefined;
 
 describe('config/default.json and the configuration table', () => {
   it('config/default.json is what the schema writes (npm run config:docs)', () => {
@@ -72,6 +76,7 @@ describe('the configuration table of docs/configuration.md', () => {
   const declaration =
     declarationRule === undefined ? new Map<string, { optional: boolean; value?: unknown }>() : declarationKeys(declarationRule, 'resources.<name>');
   const route = routeRule === undefined ? new Map<string, { optional: boolean; value?: unknown }>() : declarationKeys(routeRule, 'routes.<name>');
+  const plan = planRule === undefined ? new Map<string, { optional: boolean; value?: unknown }>() : declarationKeys(planRule, 'plans.<name>');
 
   it('lists every key of config/default.json with the same default', () => {
     for (const [key, value] of defaults) {
@@ -108,10 +113,20 @@ describe('the configuration table of docs/configuration.md', () => {
     }
   });
 
+  it('lists every key a plan may have, with the default of each that may be left out', () => {
+    assert.ok(plan.size >= 5, 'the schema declares plans');
+    for (const [key, rule] of plan) {
+      const row = rows.get(key);
+      assert.ok(row !== undefined, `the configuration table has no row for ${key}`);
+      if (rule.optional) assert.deepEqual('json' in row ? row.json : row.text, rule.value, `the documented default of ${key}`);
+      else assert.ok('text' in row && row.text === 'required', `${key} is required: its default cell says so`);
+    }
+  });
+
   it('lists no key that config/default.json or a declaration does not have', () => {
     for (const key of rows.keys()) {
       assert.ok(
-        defaults.has(key) || declaration.has(key) || route.has(key) || key === 'upstreams.<name>',
+        defaults.has(key) || declaration.has(key) || route.has(key) || plan.has(key) || key === 'upstreams.<name>',
         `docs/configuration.md documents ${key}, which config/default.json does not have`,
       );
     }

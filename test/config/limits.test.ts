@@ -29,7 +29,7 @@ describe('limit keys', () => {
   });
 
   test('rateLimit is off by default, and its keys are range-checked', () => {
-    assert.deepEqual(configWith({}).rateLimit, { requestsPerSecond: null, burst: 20, maxKeys: 100000, scope: null });
+    assert.deepEqual(configWith({}).rateLimit, { requestsPerSecond: null, burst: 20, maxKeys: 100000, scope: null, defaultPlan: null, anonymousPlan: null });
     assert.deepEqual([...problemsOf(() => configWith({ rateLimit: { requestsPerSecond: -1, burst: 0, maxKeys: 0 } }))].sort(), [
       'rateLimit.burst: expected an integer from 1 to 1000000, got 0',
       'rateLimit.maxKeys: expected an integer from 1 to 10000000, got 0',
