@@ -64,7 +64,7 @@ export class ClusterPolicies implements PolicyEngine {
     this.spec.quotas.forEach((quota, i) => {
       const period = periods[i] as Period;
       keys.push(`${bucket}:${quota.per === 'day' ? 'd' : 'm'}${period.id}`);
-      args.push(quota.requests, period.endMs + QUOTA_MARGIN_MS);
+      args.push(quota.requests, period.endMs - now + QUOTA_MARGIN_MS);
     });
     return this.#redis.link.script('rate', PLAN, keys, args).then(
       (answer) => {

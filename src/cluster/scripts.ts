@@ -152,8 +152,9 @@ return {1, 0}
 /**
  * One decision of a plan or a route limit: its bucket (GCRA, as RATE) and its quotas, all or
  * nothing. KEYS: the bucket, then one count per quota (all in one hash slot). ARGV: emission
- * interval µs, burst, then per quota its requests and when its count expires (ms since the epoch:
- * the end of its period, and a margin). The request passes when the bucket has a token and every
+ * interval µs, burst, then per quota its requests and how long its count is kept (ms: until the end
+ * of its period by the instance's clock, and a margin; relative, so clocks that disagree cannot
+ * drop a count early). The request passes when the bucket has a token and every
  * quota has room; then each is taken. Returns {1 if passed else 0, whole tokens left, ms until the
  * next token (0 when there is one), bit i set when quota i has no room, then each quota's count}.
  */
@@ -173,7 +174,7 @@ local next = tat + interval
 redis.call('SET', KEYS[1], string.format('%.0f', next), 'PX', math.ceil((next - now) / 1000))
 for i = 2, #KEYS do
   used[i - 1] = redis.call('INCR', KEYS[i])
-  redis.call('PEXPIREAT', KEYS[i], ARGV[2 + 2 * (i - 1)])
+  redis.call('PEXPIRE', KEYS[i], ARGV[2 + 2 * (i - 1)])
 end
 return {1, tokens - 1, 0, 0, unpack(used)}
 `);

@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startFixture, type Fixture } from '../helpers/fixture.ts';
+import { bearer, get, problemOf } from '../helpers/gateway.ts';
+import { captureLog, type CapturedLog } from '../helpers/log.ts';
+import { sample } from '../helpers/metrics.ts';
+
+const DAILY = 4;
+
+describe('plans and limits per route on one instance (no Redis)', () => {
+  let fx: Fixture;
+  let log: CapturedLog;
+
+  before(async () => {
+    log = captureLog();
+    fx = await startFixture(
+      {
+        auth: { planClaim: 'plan' },
+        rateLimit: { defaultPlan: 'free' },
+        plans: { free: { requestsPerSecond: 1000, burst: 1000, quotas: [{ requests: DAILY, per: 'day' }] } },
+        resources: { customers: { rateLimit: { requestsPerSecond: 1, burst: 2 } } },
+      },
+      { logger: log.logger },
+    );
+  });
+  after(async () => {
+    await fx?.close();
+  });
+
+  const as = async (sub: string, plan?: string): Promise<Record<string, string>> =>
+    bearer(await fx.token({ claims: plan === undefined ? { sub } : { sub, plan } }));
+  const metric = async (name: string, labels: Record<string, string> = {}): Promise<number> => sample(await fx.gw.gateway.metrics.text(), name, labels) ?? 0;
+
+  it("applies a resource's own limit alongside the plan, each with its policy in the answer", async () => {
+    const headers = await as('route-1', 'free');
+    const first = await get(`${fx.gw.url}/api/customers/1`, headers);
+    assert.equal(first.status, 200);
+    assert.equal(first.headers['ratelimit-policy'], `"free";q=1000;w=1, "free-day";q=${DAILY};w=86400, "route";q=2;w=2`);
+    assert.match(String(first.headers['ratelimit']), /^"free";r=999;t=1, "free-day";r=3;t=\d+, "route";r=1;t=1$/);
+    assert.equal((await get(`${fx.gw.url}/api/customers/1`, headers)).status, 200);
+    const refused = await get(`${fx.gw.url}/api/customers/1`, headers);
+    assert.equal(refused.status, 429);
+    assert.equal(problemOf(refused).code, 'HG_ERR_RATE_LIMITED');
+    assert.equal(refused.headers['retry-after'], '1');
+    assert.equal(refused.headers['ratelimit-policy'], '"route";q=2;w=2');
+    // The API root has no limit of its own: only the plan holds it.
+    assert.equal((await get(`${fx.gw.url}/api`, headers)).status, 200);
+    assert.equal(await metric('hypergate_route_limit_refused_total', { route: 'resource:customers' }), 1);
+  });
+
+  it('holds a daily quota per instance, refused until 00:00 UTC, and counts again the next day', async () => {
+    const headers = await as('quota-1', 'free');
+    for (let n = 0; n < DAILY; n++) assert.equal((await get(`${fx.gw.url}/api`, headers)).status, 200);
+    const refused = await get(`${fx.gw.url}/api`, headers);
+    assert.equal(refused.status, 429);
+    const now = fx.clock.now();
+    const midnight = Math.ceil((Math.floor(now / 86_400_000) * 86_400_000 + 86_400_000 - now) / 1000);
+    assert.equal(refused.headers['retry-after'], String(midnight));
+    assert.match(String(refused.headers['ratelimit']), new RegExp(`"free-day";r=0;t=${midnight}$`));
+    assert.equal(await metric('hypergate_plan_requests_total', { plan: 'free', result: 'refused', policy: 'day' }), 1);
+    fx.clock.advance(midnight * 1000);
+    assert.equal((await get(`${fx.gw.url}/api`, await as('quota-1', 'free'))).status, 200);
+  });
+
+  it('takes the default plan for a plan name not declared, logged once per name and counted', async () => {
+    const headers = await as('unknown-1', 'platinum');
+    for (let n = 0; n < 2; n++) {
+      const res = await get(`${fx.gw.url}/api`, headers);
+      assert.equal(res.status, 200);
+      assert.match(String(res.headers['ratelimit-policy']), /^"free";q=1000;w=1, "free-day"/);
+    }
+    assert.equal(await metric('hypergate_plan_undeclared_total'), 2);
+    assert.equal(log.records().filter((r) => r['event'] === 'plan_undeclared' && r['plan'] === 'platinum').length, 1);
+  });
+
+  it('takes the default plan for credentials that name none', async () => {
+    const res = await get(`${fx.gw.url}/api`, await as('none-1'));
+    assert.equal(res.status, 200);
+    assert.match(String(res.headers['ratelimit']), /^"free";r=999;t=1, "free-day";r=3;t=\d+$/);
+  });
+});
+
+describe('a gateway without plans', () => {
+  let fx: Fixture;
+  before(async () => {
+    fx = await startFixture({ rateLimit: { requestsPerSecond: 10, burst: 20 } });
+  });
+  after(async () => {
+    await fx?.close();
+  });
+
+  it('sends no RateLimit field on a passing answer, as before plans', async () => {
+    const res = await get(`${fx.gw.url}/api/customers/1`, bearer(await fx.token()));
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['ratelimit'], undefined);
+    assert.equal(res.headers['ratelimit-policy'], undefined);
+  });
+});
