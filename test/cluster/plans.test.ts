@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { bearer, get, problemOf, type HttpAnswer } from '../helpers/gateway.ts';
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.ts';
-import { metric, startSharedWorld, type SharedWorld } from '../helpers/shared-world.ts';
+import { metric, startSharedWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
 
 const BURST = 5;
 const DAILY = 10;
 const MONTHLY = 3;
+const SHARED_BURST = 6;
 /** Mid-day, so a spent daily quota waits 12 hours. */
 const NOON = Date.UTC(2026, 10, 16, 12, 0, 0);
 
@@ -24,6 +25,7 @@ describe('plans across three instances on one Redis', { skip: redisSkip }, () =>
         bursty: { requestsPerSecond: 1, burst: BURST },
         daily: { requestsPerSecond: 1000, burst: 1000, quotas: [{ requests: DAILY, per: 'day' }] },
         monthly: { requestsPerSecond: 1000, burst: 1000, quotas: [{ requests: MONTHLY, per: 'month' }] },
+        shared: { requestsPerSecond: 1, burst: SHARED_BURST },
       },
     });
     for (const clock of world.clocks) clock.advance(NOON - clock.now());
@@ -108,5 +110,21 @@ describe('plans across three instances on one Redis', { skip: redisSkip }, () =>
     const keys = (await redis.command('KEYS', `${world.prefix}pl:*monthly-1*`)) as string[];
     assert.ok(keys.length >= 2, keys.join(', '));
     for (const key of keys) assert.match(key, /pl:\{[^}]+:s:monthly-1\}:p:monthly/);
+  });
+
+  it("falls back to each instance's share of the plan when Redis does not answer, and counts it", async () => {
+    const counted = async (i: number): Promise<boolean> => (await metric(world.gateways[i]!, 'hypergate_redis_instances')) === 3;
+    await until(async () => (await counted(0)) && (await counted(1)) && (await counted(2)), 'the three instances to count each other');
+    const headers = await as('shared-1', 'shared');
+    const before = await fallbacks();
+    redis.pause();
+    try {
+      // Each instance alone holds a third of the burst (2 requests): together they stay within one burst.
+      const statuses = (await reads(headers, 3 * SHARED_BURST)).map((r) => r.status);
+      assert.equal(statuses.filter((s) => s === 200).length, SHARED_BURST);
+    } finally {
+      redis.resume();
+    }
+    assert.ok((await fallbacks()) - before >= SHARED_BURST);
   });
 });

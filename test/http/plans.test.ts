@@ -96,3 +96,32 @@ describe('a gateway without plans', () => {
     assert.equal(res.headers['ratelimit-policy'], undefined);
   });
 });
+
+describe('the plan of anonymous callers (rateLimit.anonymousPlan)', () => {
+  let fx: Fixture;
+  before(async () => {
+    fx = await startFixture({
+      resources: { customers: { public: true } },
+      server: { trustProxy: ['127.0.0.1'] },
+      plans: { anonymous: { requestsPerSecond: 1, burst: 2 }, member: { requestsPerSecond: 100, burst: 100 } },
+      rateLimit: { anonymousPlan: 'anonymous', defaultPlan: 'member' },
+    });
+  });
+  after(async () => {
+    await fx?.close();
+  });
+
+  it('holds a public read without credentials to the anonymous plan, per client address', async () => {
+    const from = (address: string): Record<string, string> => ({ 'x-forwarded-for': address });
+    const statuses: number[] = [];
+    for (let n = 0; n < 3; n++) statuses.push((await get(`${fx.gw.url}/api/customers/1`, from('10.9.0.1'))).status);
+    assert.deepEqual(statuses, [200, 200, 429]);
+    const other = await get(`${fx.gw.url}/api/customers/1`, from('10.9.0.2'));
+    assert.equal(other.status, 200);
+    assert.equal(other.headers['ratelimit'], '"anonymous";r=1;t=1');
+    // A caller with a token is held to its own plan, whatever its address.
+    const member = await get(`${fx.gw.url}/api/customers/1`, { ...from('10.9.0.1'), ...bearer(await fx.token({ claims: { sub: 'member-1' } })) });
+    assert.equal(member.status, 200);
+    assert.equal(member.headers['ratelimit-policy'], '"member";q=100;w=1');
+  });
+});
