@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
-import { bearer, get, problemOf } from '../helpers/gateway.ts';
+import { bearer, get, problemOf, send, type HttpAnswer } from '../helpers/gateway.ts';
 import { captureLog, type CapturedLog } from '../helpers/log.ts';
 import { sample } from '../helpers/metrics.ts';
+import { startStreamUpstream, type StreamUpstream } from '../helpers/stream-upstream.ts';
 
 const DAILY = 4;
 
@@ -123,5 +124,62 @@ describe('the plan of anonymous callers (rateLimit.anonymousPlan)', () => {
     const member = await get(`${fx.gw.url}/api/customers/1`, { ...from('10.9.0.1'), ...bearer(await fx.token({ claims: { sub: 'member-1' } })) });
     assert.equal(member.status, 200);
     assert.equal(member.headers['ratelimit-policy'], '"member";q=100;w=1');
+  });
+});
+
+describe("a resource's write limit (resources.<name>.writeRateLimit)", () => {
+  let fx: Fixture;
+  before(async () => {
+    fx = await startFixture({ resources: { customers: { writeRateLimit: { requestsPerSecond: 1, burst: 1 } } } });
+  });
+  after(async () => {
+    await fx?.close();
+  });
+
+  it('holds writes to their own limit per subject, and leaves reads alone', async () => {
+    const writer = bearer(await fx.token({ claims: { sub: 'writer-1', scope: 'customers:read customers:write' } }));
+    const post = (): Promise<HttpAnswer> =>
+      send(`${fx.gw.url}/api/customers`, 'POST', { ...writer, 'content-type': 'application/json' }, '{"name":"Ann","status":"active"}');
+    const first = await post();
+    assert.notEqual(first.status, 429);
+    assert.equal(first.headers['ratelimit-policy'], '"route";q=1;w=1');
+    const second = await post();
+    assert.equal(second.status, 429);
+    assert.equal(second.headers['retry-after'], '1');
+    for (let n = 0; n < 3; n++) assert.equal((await get(`${fx.gw.url}/api/customers/1`, writer)).status, 200);
+    // Another subject has a bucket of its own.
+    const other = bearer(await fx.token({ claims: { sub: 'writer-2', scope: 'customers:read customers:write' } }));
+    assert.notEqual(
+      (await send(`${fx.gw.url}/api/customers`, 'POST', { ...other, 'content-type': 'application/json' }, '{"name":"Bo","status":"active"}')).status,
+      429,
+    );
+  });
+});
+
+describe("a pass-through route's limit (routes.<name>.rateLimit)", () => {
+  let fx: Fixture;
+  let files: StreamUpstream;
+  const limited = { path: '/api/files/{name}', service: 'files', upstream: '/headers', rateLimit: { requestsPerSecond: 1, burst: 1 } };
+  before(async () => {
+    files = await startStreamUpstream();
+    const plans = { plans: { basic: { requestsPerSecond: 100, burst: 100 } }, rateLimit: { defaultPlan: 'basic' } };
+    fx = await startFixture({ ...plans, upstreams: { files: { url: files.url } }, routes: { files: limited } });
+  });
+  after(async () => {
+    await fx?.close();
+    await files?.close();
+  });
+
+  it('holds the route to its limit beside the plan, with both policies on a passing answer', async () => {
+    const headers = bearer(await fx.token({ claims: { sub: 'files-1' } }));
+    const first = await get(`${fx.gw.url}/api/files/a`, headers);
+    assert.equal(first.status, 200);
+    assert.equal(first.headers['ratelimit-policy'], '"basic";q=100;w=1, "route";q=1;w=1');
+    assert.equal(first.headers['ratelimit'], '"basic";r=99;t=1, "route";r=0;t=1');
+    const seen = files.seen.length;
+    const second = await get(`${fx.gw.url}/api/files/a`, headers);
+    assert.equal(second.status, 429);
+    assert.equal(files.seen.length, seen, 'nothing reached the upstream');
+    assert.equal(second.headers['ratelimit-policy'], '"route";q=1;w=1');
   });
 });
