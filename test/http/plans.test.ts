@@ -3,6 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get, problemOf, send, type HttpAnswer } from '../helpers/gateway.ts';
 import { captureLog, type CapturedLog } from '../helpers/log.ts';
+import { mergeConfig } from '../../src/config/load.ts';
+import { configWith } from '../../src/gateway/load-config.ts';
 import { sample } from '../helpers/metrics.ts';
 import { startStreamUpstream, type StreamUpstream } from '../helpers/stream-upstream.ts';
 
@@ -72,6 +74,16 @@ describe('plans and limits per route on one instance (no Redis)', () => {
     }
     assert.equal(await metric('hypergate_plan_undeclared_total'), 2);
     assert.equal(log.records().filter((r) => r['event'] === 'plan_undeclared' && r['plan'] === 'platinum').length, 1);
+  });
+
+  it("keeps a plan's counts across a reload that leaves plans and rateLimit as they were, and starts again when the plan changes", async () => {
+    const headers = await as('reload-1', 'free');
+    assert.equal((await get(`${fx.gw.url}/api`, headers)).status, 200);
+    await fx.gw.gateway.reload(configWith(mergeConfig(fx.gw.gateway.config, { log: { level: 'warn' } })));
+    assert.match(String((await get(`${fx.gw.url}/api`, headers)).headers['ratelimit']), /"free-day";r=2;/);
+    await fx.gw.gateway.reload(configWith(mergeConfig(fx.gw.gateway.config, { plans: { free: { burst: 999 } } })));
+    assert.match(String((await get(`${fx.gw.url}/api`, headers)).headers['ratelimit']), /^"free";r=998;t=1, "free-day";r=3;/);
+    await fx.gw.gateway.reload(configWith(mergeConfig(fx.gw.gateway.config, { plans: { free: { burst: 1000 } } })));
   });
 
   it('takes the default plan for credentials that name none', async () => {
