@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get, problemOf, send, type HttpAnswer } from '../helpers/gateway.ts';
+import { startIntrospectionServer, type IntrospectionServer } from '../helpers/introspection-server.ts';
 import { captureLog, type CapturedLog } from '../helpers/log.ts';
 import { mergeConfig } from '../../src/config/load.ts';
 import { configWith } from '../../src/gateway/load-config.ts';
@@ -193,5 +194,40 @@ describe("a pass-through route's limit (routes.<name>.rateLimit)", () => {
     assert.equal(second.status, 429);
     assert.equal(files.seen.length, seen, 'nothing reached the upstream');
     assert.equal(second.headers['ratelimit-policy'], '"route";q=1;w=1');
+  });
+});
+
+describe('the plan an introspected token names (auth.introspection.planField)', () => {
+  let fx: Fixture;
+  let idp: IntrospectionServer;
+  before(async () => {
+    process.env['HG_TEST_PLANS_INTROSPECTION_ID'] = 'gateway';
+    process.env['HG_TEST_PLANS_INTROSPECTION_SECRET'] = 'secret';
+    idp = await startIntrospectionServer();
+    const introspection = {
+      url: idp.url,
+      clientId: { env: 'HG_TEST_PLANS_INTROSPECTION_ID' },
+      clientSecret: { env: 'HG_TEST_PLANS_INTROSPECTION_SECRET' },
+      planField: 'plan',
+    };
+    fx = await startFixture({
+      auth: { introspection },
+      plans: { gold: { requestsPerSecond: 100, burst: 100 }, basic: { requestsPerSecond: 1, burst: 1 } },
+      rateLimit: { defaultPlan: 'basic' },
+    });
+  });
+  after(async () => {
+    await fx?.close();
+    await idp?.close();
+  });
+
+  it('holds an opaque token to the plan its introspection answer names, as a JWT is held to its claim', async () => {
+    const token = `opaque-plans-${'x'.repeat(24)}`;
+    idp.answer(token, { active: true, sub: 'carol', scope: 'customers:read', plan: 'gold', exp: fx.clock.seconds + 600 });
+    for (let n = 0; n < 3; n++) {
+      const res = await get(`${fx.gw.url}/api/customers/1`, bearer(token));
+      assert.equal(res.status, 200);
+      assert.equal(res.headers['ratelimit-policy'], '"gold";q=100;w=1');
+    }
   });
 });
