@@ -1,4 +1,12 @@
-import { integer, records, section, string } from './rule.ts';
+import { integer, section, string, type RecordsRule, type SectionRule, type Typed, type ValueOf } from './rule.ts';
+
+/** An array of objects, each checked by `entry` (a section whose keys each have a default or must be set). */
+function records<const K extends SectionRule & Typed<unknown>>(
+  entry: K,
+  options: { readonly doc: string; readonly default: readonly ValueOf<K>[] },
+): RecordsRule & Typed<readonly ValueOf<K>[]> {
+  return { kind: 'records', section: entry, ...options };
+}
 
 /** The calendar periods a quota counts over, in UTC. */
 export const QUOTA_PERIODS = ['day', 'month'] as const;

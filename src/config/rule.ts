@@ -248,11 +248,3 @@ export function map<const V extends Rule, const O extends Options<MapRule, 'valu
 ): MapRule & Typed<MapValue<V>> {
   return { kind: 'map', values, ...options };
 }
-
-/** An array of objects, each checked by `entry` (a section every key of which has a default or must be set). */
-export function records<const K extends SectionRule & Typed<unknown>, const O extends Options<RecordsRule, 'section'>>(
-  entry: K,
-  options: O & { readonly default?: readonly ValueOf<K>[] },
-): RecordsRule & Typed<readonly ValueOf<K>[]> {
-  return { kind: 'records', section: entry, ...options };
-}
