@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { bearer, get, send } from '../helpers/gateway.ts';
+import { get, send } from '../helpers/gateway.ts';
 import { redisSkip, type RedisServer } from '../helpers/redis.ts';
 import { metric, suiteWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
 
@@ -18,13 +18,7 @@ describe('an instance that cannot hear invalidations (Redis)', { skip: redisSkip
   let world: SharedWorld;
   let reader: Record<string, string>;
   let writer: Record<string, string>;
-
-  before(async () => {
-    redis = suite.redis();
-    world = suite.world();
-    reader = bearer(await world.token({ expiresIn: 3600 }));
-    writer = bearer(await world.token({ claims: { scope: 'customers:read customers:write' }, expiresIn: 3600 }));
-  });
+  before(() => ({ redis, world, reader, writer } = suite.get()));
 
   const urlOf = (i: number, path: string): string => `${world.gateways[i]?.url as string}${path}`;
   const nameOn = async (i: number, path: string): Promise<{ name: string; cacheStatus: string }> => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, beforeEach, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
-import { bearer, get, send, type HttpAnswer } from '../helpers/gateway.ts';
+import { get, send, type HttpAnswer } from '../helpers/gateway.ts';
 import { redisSkip, type RedisServer } from '../helpers/redis.ts';
 import { metric, suiteWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
 import { gate } from '../helpers/wait.ts';
@@ -20,13 +20,7 @@ describe('idempotency completion under slow Redis calls (Redis)', { skip: redisS
   let world: SharedWorld;
   let writer: Record<string, string>;
   let reader: Record<string, string>;
-
-  before(async () => {
-    redis = suite.redis();
-    world = suite.world();
-    writer = bearer(await world.token({ claims: { scope: 'customers:read customers:write' }, expiresIn: 3600 }));
-    reader = bearer(await world.token({ expiresIn: 3600 }));
-  });
+  before(() => ({ redis, world, reader, writer } = suite.get()));
   beforeEach(() => world.upstream.reset());
 
   const urlOf = (i: number, path: string): string => `${world.gateways[i]?.url as string}${path}`;

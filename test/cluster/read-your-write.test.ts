@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
-import { bearer, get, send } from '../helpers/gateway.ts';
+import { get, send } from '../helpers/gateway.ts';
 import { redisSkip, type RedisServer } from '../helpers/redis.ts';
 import { suiteWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
 import { gate } from '../helpers/wait.ts';
@@ -24,13 +24,7 @@ describe('read-your-write across instances (Redis)', { skip: redisSkip }, () => 
   let world: SharedWorld;
   let reader: Record<string, string>;
   let writer: Record<string, string>;
-
-  before(async () => {
-    redis = suite.redis();
-    world = suite.world();
-    reader = bearer(await world.token({ expiresIn: 3600 }));
-    writer = bearer(await world.token({ claims: { scope: 'customers:read customers:write' }, expiresIn: 3600 }));
-  });
+  before(() => ({ redis, world, reader, writer } = suite.get()));
 
   const urlOf = (i: number, path: string): string => `${world.gateways[i]?.url as string}${path}`;
   const nameOn = async (i: number, path: string): Promise<string> => ((await get(urlOf(i, path), reader)).json() as { name: string }).name;

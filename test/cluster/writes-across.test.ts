@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { before, beforeEach, describe, it } from 'node:test';
 import { assertProblem } from '../helpers/hostile.ts';
-import { bearer, get, send } from '../helpers/gateway.ts';
-import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.ts';
-import { metric, startSharedWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
+import { get, send } from '../helpers/gateway.ts';
+import { redisSkip, type RedisServer } from '../helpers/redis.ts';
+import { metric, suiteWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
 import { gate } from '../helpers/wait.ts';
 
 const json = { 'content-type': 'application/json' };
@@ -11,22 +11,13 @@ const mergePatch = { 'content-type': 'application/merge-patch+json' };
 
 /** Writes on one instance as the others see them: two gateways, one real Redis, one upstream. */
 describe('writes across instances (Redis)', { skip: redisSkip }, () => {
+  const suite = suiteWorld(2);
   let redis: RedisServer;
   let world: SharedWorld;
   let reader: Record<string, string>;
   let writer: Record<string, string>;
-
-  before(async () => {
-    redis = await startRedis();
-    world = await startSharedWorld(redis, 2);
-    reader = bearer(await world.token());
-    writer = bearer(await world.token({ claims: { scope: 'customers:read customers:write' } }));
-  });
+  before(() => ({ redis, world, reader, writer } = suite.get()));
   beforeEach(() => world.upstream.reset());
-  after(async () => {
-    await world?.close();
-    await redis?.close();
-  });
 
   const urlOf = (i: number, path: string): string => `${world.gateways[i]?.url as string}${path}`;
   const cached = (i: number, path: string): boolean => world.gateways[i]?.gateway.cache.get(path) !== undefined;
