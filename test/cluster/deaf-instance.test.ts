@@ -20,9 +20,8 @@ describe('an instance that cannot hear invalidations (Redis)', { skip: redisSkip
   let writer: Record<string, string>;
   before(() => ({ redis, world, reader, writer } = suite.get()));
 
-  const urlOf = (i: number, path: string): string => `${world.gateways[i]?.url as string}${path}`;
   const nameOn = async (i: number, path: string): Promise<{ name: string; cacheStatus: string }> => {
-    const res = await get(urlOf(i, path), reader);
+    const res = await get(world.url(i, path), reader);
     assert.equal(res.status, 200);
     return { name: (res.json() as { name: string }).name, cacheStatus: String(res.headers['cache-status']) };
   };
@@ -38,7 +37,7 @@ describe('an instance that cannot hear invalidations (Redis)', { skip: redisSkip
     world.upstream.on('PATCH /customers/41', { kind: 'json', body: { id: 41, name: 'After', status: 'active' } });
     world.upstream.on('GET /customers/41', { kind: 'json', body: { id: 41, name: 'After', status: 'active' } });
     assert.equal(
-      (await send(urlOf(0, path), 'PATCH', { ...writer, 'content-type': 'application/merge-patch+json', 'if-match': '*' }, '{"name":"After"}')).status,
+      (await send(world.url(0, path), 'PATCH', { ...writer, 'content-type': 'application/merge-patch+json', 'if-match': '*' }, '{"name":"After"}')).status,
       200,
     );
 

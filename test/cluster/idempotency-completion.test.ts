@@ -23,7 +23,6 @@ describe('idempotency completion under slow Redis calls (Redis)', { skip: redisS
   before(() => ({ redis, world, reader, writer } = suite.get()));
   beforeEach(() => world.upstream.reset());
 
-  const urlOf = (i: number, path: string): string => `${world.gateways[i]?.url as string}${path}`;
   const posts = (): number => world.upstream.requests.filter((r) => r.method === 'POST').length;
 
   /** Retries the POST on the second instance until it is not refused as in progress (bounded); its answer. */
@@ -31,7 +30,7 @@ describe('idempotency completion under slow Redis calls (Redis)', { skip: redisS
     let answer: HttpAnswer | undefined;
     await until(
       async () => {
-        answer = await send(urlOf(1, '/api/customers'), 'POST', headers, body);
+        answer = await send(world.url(1, '/api/customers'), 'POST', headers, body);
         return answer.status !== 409;
       },
       'the retry to be answered other than 409',
@@ -50,13 +49,13 @@ describe('idempotency completion under slow Redis calls (Redis)', { skip: redisS
     });
     const headers = { ...writer, ...json, 'idempotency-key': '"completion-breaker"' };
     const body = '{"name":"Once","status":"active"}';
-    const first = send(urlOf(0, '/api/customers'), 'POST', headers, body);
+    const first = send(world.url(0, '/api/customers'), 'POST', headers, body);
     await until(async () => world.upstream.active() === 1, 'the POST to reach the upstream (its key claimed in Redis)');
     // One tier read that times out opens this instance's breaker (failures: 1); its cooldown runs
     // on the instance's clock, which the test does not move.
     redis.pause();
     try {
-      assert.equal((await get(urlOf(0, '/api/customers/77'), reader)).status, 200);
+      assert.equal((await get(world.url(0, '/api/customers/77'), reader)).status, 200);
     } finally {
       redis.resume();
     }
@@ -77,7 +76,7 @@ describe('idempotency completion under slow Redis calls (Redis)', { skip: redisS
     world.clocks[0]?.advance(60_001);
     await until(
       async () =>
-        (await get(urlOf(0, `/api/customers/${100 + Math.floor(Math.random() * 800)}`), reader)).status === 200 &&
+        (await get(world.url(0, `/api/customers/${100 + Math.floor(Math.random() * 800)}`), reader)).status === 200 &&
         (await metric(a, 'hypergate_redis_breaker_state')) === 0,
       'the breaker to close',
     );
@@ -89,7 +88,7 @@ describe('idempotency completion under slow Redis calls (Redis)', { skip: redisS
     });
     const headers = { ...writer, ...json, 'idempotency-key': '"completion-overdue"' };
     const body = '{"name":"Twice?","status":"active"}';
-    const first = send(urlOf(0, '/api/customers'), 'POST', headers, body);
+    const first = send(world.url(0, '/api/customers'), 'POST', headers, body);
     await until(async () => world.upstream.active() === 1, 'the POST to reach the upstream (its key claimed in Redis)');
     const sleeper = new Redis(redis.url, { maxRetriesPerRequest: 0 });
     try {
@@ -97,7 +96,7 @@ describe('idempotency completion under slow Redis calls (Redis)', { skip: redisS
       const timeouts = await metric(a, 'hypergate_redis_calls_total', { op: 'tier_read', outcome: 'timeout' });
       const sleeping = sleeper.call('DEBUG', 'SLEEP', '2');
       // A local miss: its tier read runs past its deadline and stays overdue while Redis sleeps.
-      assert.equal((await get(urlOf(0, '/api/customers/78'), reader)).status, 200);
+      assert.equal((await get(world.url(0, '/api/customers/78'), reader)).status, 200);
       assert.equal(await metric(a, 'hypergate_redis_calls_total', { op: 'tier_read', outcome: 'timeout' }), timeouts + 1, 'the tier read is overdue');
       held.open();
       const answered = await first;
@@ -122,7 +121,7 @@ describe('idempotency completion under slow Redis calls (Redis)', { skip: redisS
       then: { kind: 'json', status: 201, body: { id: 953, name: 'Lost', status: 'active' } },
     });
     const headers = { ...writer, ...json, 'idempotency-key': '"completion-lost"' };
-    const first = send(urlOf(0, '/api/customers'), 'POST', headers, '{"name":"Lost","status":"active"}');
+    const first = send(world.url(0, '/api/customers'), 'POST', headers, '{"name":"Lost","status":"active"}');
     await until(async () => world.upstream.active() === 1, 'the POST to reach the upstream (its key claimed in Redis)');
     redis.pause();
     try {

@@ -25,6 +25,8 @@ export interface SharedWorld {
   readonly gateways: RunningGateway[];
   /** One clock per gateway, in order. */
   readonly clocks: ManualClock[];
+  /** The address of `path` on instance `i`. */
+  url(i: number, path: string): string;
   token(options?: TokenOptions): Promise<string>;
   /** The config every instance of this world is started with (before per-instance overrides). */
   config(overrides?: unknown): unknown;
@@ -84,6 +86,7 @@ export async function startSharedWorld(redis: RedisServer, count: number, overri
     clocks,
     config,
     add,
+    url: (i, path) => `${gateways[i]?.url as string}${path}`,
     token: (options = {}) => signToken(key, { nowSeconds: clocks[0]?.seconds ?? Math.floor(Date.now() / 1000), ...options }),
     close: async () => {
       await Promise.all(gateways.map((gw) => gw.close()));
