@@ -25,8 +25,9 @@ function configFile(name: string, value: unknown): string {
 }
 
 /**
- * The embedded sample service answers in the gateway's own process, which a busy machine can keep
- * from answering its first requests within the default 2 s upstream deadline.
+ * An upstream deadline no busy machine runs past: the embedded sample service answers in the
+ * gateway's own process, and a test upstream in this one, either of which a busy machine can keep
+ * from answering within the default 2 s.
  */
 const PATIENT_UPSTREAM = { timeoutMs: 30_000 };
 
@@ -220,7 +221,11 @@ describe('graceful stop', () => {
     cleanup.push(() => upstream.close());
     const jwksFile = join(dir, `jwks-${key.kid}.json`);
     writeFileSync(jwksFile, JSON.stringify({ keys: [key.publicJwk] }));
-    const file = configFile(`stop-${key.kid}.json`, { server: { port: 0, drainTimeoutMs: 5000 }, upstream: { url: upstream.url }, auth: { jwksFile } });
+    const file = configFile(`stop-${key.kid}.json`, {
+      server: { port: 0, drainTimeoutMs: 30_000 },
+      upstream: { url: upstream.url, ...PATIENT_UPSTREAM },
+      auth: { jwksFile },
+    });
     return { file, token: await signToken(key), upstream };
   }
 
