@@ -1,0 +1,87 @@
+import type { IncomingMessage } from 'node:http';
+import type { Principal } from '../auth/verifier.ts';
+import { HgError } from '../lib/errors.ts';
+import type { HgResponse } from '../protocol/response.ts';
+import { callOf } from '../upstream/trace-context.ts';
+import type { Access } from './access.ts';
+import type { CompiledResource } from './compile.ts';
+import type { ParamValue } from './params.ts';
+import type { ItemReaders } from './read-sources.ts';
+import type { PartRead, ReadThrough } from './read-through.ts';
+
+/** A read route's handler: the request, the answer, and the request's path without its query. */
+export type ReadHandler = (req: IncomingMessage, res: HgResponse, path: string) => void | Promise<void>;
+
+/** Where a collection read of `url` is answered from: its read-through and the cache key, for the caller with these claims. */
+export type CollectionLocator = (req: IncomingMessage, url: string, path: string, claims: Principal['claims']) => { reader: ReadThrough; key: string };
+
+/** The read paths of a gateway's resources, as their routes use them: what an assembled answer reads its parts through. */
+export interface ReadPaths {
+  readonly items: ItemReaders;
+  readonly collections: ReadonlyMap<CompiledResource, CollectionLocator>;
+  /** The cache key of the item at `path` (a link's target, no query) for this caller. */
+  itemKey(r: CompiledResource, path: string, claims: Principal['claims'], req: IncomingMessage): string;
+}
+
+/**
+ * Embedding (src/embedding/) plugged into the read routes: it lives above the resources, so the
+ * routes are handed it rather than importing it. `handlerFor` is asked once per route when the
+ * routes are built; null for a resource (or collection) that declares nothing to embed.
+ */
+export interface EmbedHook {
+  handlerFor(r: CompiledResource, onCollection: boolean, paths: ReadPaths): ReadHandler | null;
+}
+
+/** Does this request target (with a query) ask for embedded parts: has it an `embed` parameter? */
+export function asksEmbed(url: string): boolean {
+  let at = url.indexOf('embed=');
+  while (at !== -1) {
+    const before = url.charCodeAt(at - 1);
+    // '?' or '&' before it: the parameter's name, not the end of another's (`reembed=`).
+    if (before === 63 || before === 38) return true;
+    at = url.indexOf('embed=', at + 6);
+  }
+  return false;
+}
+
+function routeNotFound(): HgError {
+  return new HgError('HG_ERR_ROUTE_NOT_FOUND');
+}
+
+/**
+ * Reads a declared item or collection page exactly as following its link would: the resource's
+ * access rule (scope, owner rule; the rate limit when `access` has one), its identity-aware cache
+ * key, and its read-through (single-flight, shared tier, stale-if-error, the service's breaker).
+ * What following the link would refuse is thrown as that refusal.
+ */
+export class ResourceReads {
+  readonly #paths: ReadPaths;
+  readonly #access: Access;
+
+  constructor(paths: ReadPaths, access: Access) {
+    this.#paths = paths;
+    this.#access = access;
+  }
+
+  /** The item of `r` at `path` (no query) in format `format`, for the caller of `req`. */
+  async item(req: IncomingMessage, requestId: string, r: CompiledResource, path: string, format: number): Promise<PartRead> {
+    const values: ParamValue[] = [];
+    if (!r.item.match(path, r.types, values)) throw routeNotFound();
+    const principal = await (r.public ? this.#access.publicRead(req, r) : this.#access.item(req, r, values));
+    const reader = this.#paths.items.get(r);
+    if (reader === undefined) throw routeNotFound();
+    const key = this.#paths.itemKey(r, path, principal.claims, req);
+    return reader.part(key, values, callOf(req, requestId, principal.claims), format);
+  }
+
+  /** The collection of `r` at `path`, with the query of `url` (a page), in format `format`, for the caller of `req`. */
+  async collection(req: IncomingMessage, requestId: string, r: CompiledResource, path: string, url: string, format: number): Promise<PartRead> {
+    const c = r.collection;
+    const locate = this.#paths.collections.get(r);
+    const values: ParamValue[] = [];
+    if (c === null || locate === undefined || !c.path.match(path, c.types, values)) throw routeNotFound();
+    const principal = await (r.public ? this.#access.publicRead(req, r) : this.#access.collection(req, r, values));
+    const { reader, key } = locate(req, url, path, principal.claims);
+    return reader.part(key, values, callOf(req, requestId, principal.claims), format);
+  }
+}
