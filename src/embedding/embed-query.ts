@@ -62,7 +62,7 @@ export function readEmbed(url: string, kind: NodeKind, relations: Relations, max
     let depth = 0;
     for (const [i, step] of steps.entries()) {
       const prefix = steps.slice(0, i + 1).join('.');
-      if (!REL.test(step)) throw invalid(`Query parameter "embed": ${shown(prefix)} is not a relation path (relations separated by dots).`);
+      if (!REL.test(step)) throw invalid(`Query parameter "embed": ${shown(text)} is not a relation path (relations separated by dots).`);
       if (step === MEMBERS && here.collection && relations.of({ resource: here.resource, collection: false }).size > 0) {
         if (i === steps.length - 1)
           throw invalid(
