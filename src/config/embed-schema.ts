@@ -16,6 +16,20 @@ const EMBED = section({
     default: 'omit',
     doc: '`"omit"`: a part the upstream cannot give (and no stale copy may answer for) is left out and named in `Embed-Status`; `"fail"`: the whole answer fails as that part would.',
   }),
+  batch: section(
+    {
+      upstream: nonEmptyString({
+        label: 'template',
+        doc: 'Upstream path (with query) that answers several items at once, with `{ids}` for their identifiers, comma-separated: e.g. `"/customers?ids={ids}"`.',
+      }),
+      items: string({ label: 'JSON pointer', default: '/items', doc: "Where the array of records is in the batch endpoint's answer." }),
+    },
+    {
+      nullable: true,
+      default: null,
+      doc: "The target's batch endpoint (an item relation to a resource with one path parameter); `null`: parts are read one by one. See [Embedding](resources.md#embedding).",
+    },
+  ),
   maxParts: integer({
     min: 1,
     max: 10_000,

@@ -170,6 +170,15 @@ export class Assembly {
     }
     if (this.#count > this.#bounds.maxParts)
       throw tooMany(`Query parameter "embed" would bring ${this.#count} parts; an answer embeds at most ${this.#bounds.maxParts}.`);
+    // A relation with a batch endpoint first fills the cache with one request per relation; the reads below are then hits.
+    await Promise.all(
+      [...wanted.values()].map((group) => {
+        const batch = group.relation.batch;
+        return batch === null
+          ? Promise.resolve()
+          : this.#parts.prefetch(this.#req, this.#requestId, group.relation.target, [...group.hrefs].map(pathOf), batch);
+      }),
+    );
     const tasks = [...wanted.values()].flatMap((group) =>
       [...group.hrefs].map((href) => ({ service: group.relation.target.service.name, run: () => this.#read(group.relation, href), group, href })),
     );

@@ -1,5 +1,7 @@
 import type { Config } from '../config/types.ts';
 import type { CompiledResource, ResourceTable } from '../resources/compile.ts';
+import type { Batch } from '../resources/embed-hook.ts';
+import { JsonPointer } from '../resources/json-pointer.ts';
 
 /** One embeddable relation as declared (`resources.<name>.embed.<rel>`), its target compiled. */
 export interface Relation {
@@ -9,6 +11,8 @@ export interface Relation {
   readonly kind: 'item' | 'collection';
   readonly onError: 'omit' | 'fail';
   readonly maxParts: number;
+  /** The target's batch endpoint, or null: parts are read one by one. */
+  readonly batch: Batch | null;
 }
 
 /** What a node of an assembled answer is: an item or a collection (page) of a resource. */
@@ -34,6 +38,7 @@ function compileRelations(declared: NonNullable<Declared>['embed'], table: Resou
       kind: embed.kind === 'collection' ? 'collection' : 'item',
       onError: embed.onError === 'fail' ? 'fail' : 'omit',
       maxParts: embed.maxParts,
+      batch: embed.batch === null ? null : { upstream: embed.batch.upstream, items: JsonPointer.compile(embed.batch.items) },
     });
   }
   return relations;

@@ -362,6 +362,14 @@ function checkEmbeds(config: Config, problems: string[]): void {
           problems.push(`${key}.kind: "collection", but resources.${embed.target} declares no collection`);
           continue;
         }
+        if (embed.batch !== null) {
+          if (embed.kind !== 'item') problems.push(`${key}.batch: only an item relation reads its parts through a batch endpoint`);
+          else if (!embed.batch.upstream.includes('{ids}'))
+            problems.push(`${key}.batch.upstream: has no {ids} for the identifiers, got ${JSON.stringify(embed.batch.upstream)}`);
+          else if (PathTemplate.problem(target.path) === null && PathTemplate.parse(target.path).params.length !== 1)
+            problems.push(`${key}.batch: resources.${embed.target}'s path has more than one parameter, and a batch endpoint is asked by identifier alone`);
+          pointer(embed.batch.items, `${key}.batch.items`, problems);
+        }
         if (PathTemplate.problem(text) !== null || PathTemplate.problem(path) !== null) continue; // named as bad templates already
         if (!PathTemplate.parse(text).mayLeadTo(PathTemplate.parse(path)))
           problems.push(

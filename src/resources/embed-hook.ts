@@ -5,9 +5,19 @@ import type { HgResponse } from '../protocol/response.ts';
 import { callOf } from '../upstream/trace-context.ts';
 import type { Access } from './access.ts';
 import type { CompiledResource } from './compile.ts';
-import type { ParamValue } from './params.ts';
 import type { ItemReaders } from './read-sources.ts';
 import type { PartRead, ReadThrough } from './read-through.ts';
+import type { ServingParts } from './serving-parts.ts';
+import { keyGroups } from './identity.ts';
+import type { JsonPointer } from './json-pointer.ts';
+import { paramFromValue, type ParamType, type ParamValue } from './params.ts';
+import { itemFromRecord } from './record.ts';
+
+/** A declared batch endpoint of a resource's items: its upstream path with `{ids}`, and where the records are in its answer. */
+export interface Batch {
+  readonly upstream: string;
+  readonly items: JsonPointer;
+}
 
 /** A read route's handler: the request, the answer, and the request's path without its query. */
 export type ReadHandler = (req: IncomingMessage, res: HgResponse, path: string) => void | Promise<void>;
@@ -17,6 +27,7 @@ export type CollectionLocator = (req: IncomingMessage, url: string, path: string
 
 /** The read paths of a gateway's resources, as their routes use them: what an assembled answer reads its parts through. */
 export interface ReadPaths {
+  readonly parts: ServingParts;
   readonly items: ItemReaders;
   readonly collections: ReadonlyMap<CompiledResource, CollectionLocator>;
   /** The cache key of the item at `path` (a link's target, no query) for this caller. */
@@ -72,6 +83,62 @@ export class ResourceReads {
     if (reader === undefined) throw routeNotFound();
     const key = this.#paths.itemKey(r, path, principal.claims, req);
     return reader.part(key, values, callOf(req, requestId, principal.claims), format);
+  }
+
+  /**
+   * Fills the cache with the items of `r` at `paths` that this caller may read and that are not
+   * fresh in the cache, through one request to a batch endpoint (`batch.upstream` with `{ids}`):
+   * each record in its answer is stored as the item itself, under the caller's key, so the reads
+   * that follow are hits. Whatever it does not settle (a refusal, a record missing from the answer,
+   * the batch request failing) is left to those reads, which answer as following the link would.
+   */
+  async prefetch(req: IncomingMessage, requestId: string, r: CompiledResource, paths: Iterable<string>, batch: Batch): Promise<void> {
+    const { ctx, entries } = this.#paths.parts;
+    const wanted = new Map<ParamValue, { path: string; values: ParamValue[]; key: string }>();
+    let claims: Principal['claims'] | undefined;
+    for (const path of paths) {
+      const values: ParamValue[] = [];
+      if (!r.item.match(path, r.types, values)) continue;
+      let principal: Principal;
+      try {
+        principal = await (r.public ? this.#access.publicRead(req, r) : this.#access.item(req, r, values));
+      } catch {
+        continue;
+      }
+      claims = principal.claims;
+      const key = this.#paths.itemKey(r, path, principal.claims, req);
+      if (ctx.cache.fresh(key, ctx.clock.now()) === undefined) wanted.set(values[values.length - 1] as ParamValue, { path, values, key });
+    }
+    // One alone is read as following its link would be.
+    if (wanted.size < 2) return;
+    const ids = [...wanted.keys()].map((id) => encodeURIComponent(String(id))).join(',');
+    const ticket = ctx.cache.beginLoad();
+    try {
+      const result = await r.service.getJson(batch.upstream.replace('{ids}', ids), callOf(req, requestId, claims), (json) => batch.items.resolve(json));
+      if (!result.found || !Array.isArray(result.value)) return;
+      const freshness = entries.upstreamFreshness(result, r.maxAgeSeconds);
+      const type = r.types[r.types.length - 1] as ParamType;
+      for (const record of result.value as unknown[]) {
+        const id = paramFromValue(type, (record as Record<string, unknown> | null)?.[r.identityField]);
+        const item = id === null ? undefined : wanted.get(id);
+        if (item === undefined) continue;
+        const resource = itemFromRecord(r, record, item.values, item.path);
+        entries.store(item.key, resource, {
+          freshness,
+          groups: keyGroups(item.key, r.groups(item.values)),
+          embeddedRel: null,
+          ticket,
+          vary: entries.varyOf(r),
+        });
+      }
+    } catch (err) {
+      ctx.logger.debug('a batch read of embedded parts failed; they are read one by one', {
+        path: batch.upstream,
+        cause: err instanceof Error ? err.message : String(err),
+      });
+    } finally {
+      ctx.cache.endLoad(ticket);
+    }
   }
 
   /** The collection of `r` at `path`, with the query of `url` (a page), in format `format`, for the caller of `req`. */

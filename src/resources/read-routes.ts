@@ -238,7 +238,7 @@ export function readRoutes(table: ResourceTable, parts: ServingParts, access: Ac
   const items: ItemReaders = new Map(table.resources.map((r) => [r, new ReadThrough(parts, itemSource(r, parts.entries))] as const));
   const collections = new Map<CompiledResource, CollectionLocator>();
   for (const r of table.resources) if (r.collection !== null) collections.set(r, collectionLocator(r, r.collection, parts, items));
-  const paths: ReadPaths = { items, collections, itemKey: (r, path, claims, req) => itemKey(r, path, claims, req) };
+  const paths: ReadPaths = { parts, items, collections, itemKey: (r, path, claims, req) => itemKey(r, path, claims, req) };
   return table.resources.flatMap((r) => {
     const locate = collections.get(r);
     return [
