@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { embedOverrides, serveSales } from '../helpers/embed-world.ts';
+import { embedOverrides, freshEmbedWorld, serveSales } from '../helpers/embed-world.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get } from '../helpers/gateway.ts';
 import { defaultRecord } from '../helpers/upstream.ts';
@@ -21,11 +21,7 @@ describe('embedded parts through a batch endpoint (embed.<rel>.batch)', () => {
     fx = await startFixture(overrides);
     any = await fx.token({ claims: { scope: 'customers:read customers:read:any' } });
   });
-  beforeEach(async () => {
-    fx.upstream.reset();
-    serveSales(fx.upstream);
-    await fx.gw.gateway.purge(null);
-  });
+  beforeEach(() => freshEmbedWorld(fx));
   after(() => fx.close());
 
   test('the customers of a page are read in one upstream request, each stored as the customer itself', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { embedOverrides, SALE_CUSTOMERS, serveSales } from '../helpers/embed-world.ts';
+import { embedOverrides, freshEmbedWorld, SALE_CUSTOMERS } from '../helpers/embed-world.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get, problemOf, type HttpAnswer } from '../helpers/gateway.ts';
 
@@ -19,11 +19,7 @@ describe('embedding (?embed=)', () => {
     any = await fx.token({ claims: { scope: 'customers:read customers:read:any' } });
     own1 = await fx.token({ claims: { customer_id: 1 } });
   });
-  beforeEach(async () => {
-    fx.upstream.reset();
-    serveSales(fx.upstream);
-    await fx.gw.gateway.purge(null);
-  });
+  beforeEach(() => freshEmbedWorld(fx));
   after(() => fx.close());
 
   test('a customer with its orders, in plain JSON: the orders under embedded, each part as its own URL gives it, links kept', async () => {

@@ -37,3 +37,13 @@ export function serveSales(upstream: TestUpstream): void {
   const items = SALE_CUSTOMERS.map((customerId, i) => ({ id: i + 1, total: 10 + i, customerId }));
   upstream.on('/sales?offset=0&limit=20', { kind: 'json', body: { items, total: 20 } });
 }
+
+/** Before each test: the upstream as started (with its sales), and nothing cached. */
+export async function freshEmbedWorld(fx: {
+  readonly upstream: TestUpstream;
+  readonly gw: { readonly gateway: { purge(path: null): Promise<unknown> } };
+}): Promise<void> {
+  fx.upstream.reset();
+  serveSales(fx.upstream);
+  await fx.gw.gateway.purge(null);
+}
