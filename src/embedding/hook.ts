@@ -9,7 +9,7 @@ import type { FormatNegotiation } from '../resources/format-negotiation.ts';
 import { Assembly, type Bounds } from './assemble.ts';
 import { writeComposite } from './composite.ts';
 import { readEmbed } from './embed-query.ts';
-import { Relations, type NodeKind } from './relations.ts';
+import { MEMBERS, Relations, type NodeKind } from './relations.ts';
 
 /** What embedding is built from: the config, the compiled table, the access rules and the gateway's format negotiation and clock. */
 export interface EmbeddingInputs {
@@ -34,6 +34,11 @@ export function embedding(inputs: EmbeddingInputs): EmbedHook {
   const bounds: Bounds = { maxParts: config.embedding.maxParts, fanOutPerService: config.embedding.fanOutPerService };
   const maxDepth = config.embedding.maxDepth;
   return {
+    relationsOf(r: CompiledResource, onCollection: boolean): readonly string[] {
+      const own = [...relations.of({ resource: r, collection: onCollection }).keys()];
+      if (!onCollection) return own;
+      return [...own, ...[...relations.of({ resource: r, collection: false }).keys()].map((rel) => `${MEMBERS}.${rel}`)];
+    },
     handlerFor(r: CompiledResource, onCollection: boolean, paths: ReadPaths): ReadHandler | null {
       const kind: NodeKind = { resource: r, collection: onCollection };
       if (!relations.declares(kind)) return null;

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Principal } from '../auth/verifier.ts';
 import { HgError } from '../lib/errors.ts';
 import type { HgResponse } from '../protocol/response.ts';
+import type { ParamDoc } from '../protocol/route-doc.ts';
 import { callOf } from '../upstream/trace-context.ts';
 import type { Access } from './access.ts';
 import type { CompiledResource } from './compile.ts';
@@ -41,6 +42,24 @@ export interface ReadPaths {
  */
 export interface EmbedHook {
   handlerFor(r: CompiledResource, onCollection: boolean, paths: ReadPaths): ReadHandler | null;
+  /** The relations `embed` may name first on this route (`items.<rel>` for a collection's members), for its documentation. */
+  relationsOf(r: CompiledResource, onCollection: boolean): readonly string[];
+}
+
+/** The `embed` query parameter of a route whose resource declares relations to embed, as the OpenAPI document lists it. */
+export function embedParamDocs(hook: EmbedHook | null, r: CompiledResource, onCollection: boolean): ParamDoc[] {
+  const rels = hook?.relationsOf(r, onCollection) ?? [];
+  if (rels.length === 0) return [];
+  return [
+    {
+      name: 'embed',
+      in: 'query',
+      required: false,
+      explode: false,
+      description: `Related resources to embed in the answer: comma-separated relation paths, a dot going one relation deeper. Embeddable here: ${rels.join(', ')}. Parts left out or stale are named in the Embed-Status header.`,
+      schema: { type: 'array', items: { type: 'string' } },
+    },
+  ];
 }
 
 /** Does this request target (with a query) ask for embedded parts: has it an `embed` parameter? */

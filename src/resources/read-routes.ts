@@ -18,7 +18,7 @@ import { parsePageQuery, refuseQuery } from './page-query.ts';
 import { readItemQuery } from './item-query.ts';
 import { paramRule, paramSchema, type ParamType, type ParamValue } from './params.ts';
 import { schemaName } from './naming.ts';
-import { asksEmbed, type CollectionLocator, type EmbedHook, type ReadHandler, type ReadPaths } from './embed-hook.ts';
+import { asksEmbed, embedParamDocs, type CollectionLocator, type EmbedHook, type ReadHandler, type ReadPaths } from './embed-hook.ts';
 
 /** Only the canonical spelling of a path names a resource: anything else is the router's plain 404. */
 function routeNotFound(): HgError {
@@ -121,7 +121,7 @@ function itemRead(r: CompiledResource, reader: ReadThrough, access: Access): Rea
 }
 
 /** GET/HEAD of one item. */
-function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access, embedded: ReadHandler | null): RouteDef[] {
+function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access, embedded: ReadHandler | null, embedDocs: ParamDoc[]): RouteDef[] {
   const read = itemRead(r, reader, access);
   // An item that declares query parameters is cached under its canonical query (a route of its own,
   // so an item that declares none runs the code above and nothing more).
@@ -151,7 +151,7 @@ function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access, em
       operationId: `get${schemaName(r.singular)}`,
       summary: `Read one ${r.singular}`,
       description: `One ${r.singular} with its links (${['self', ...r.links.map((l) => l.rel)].join(', ')}). Cached for up to ${r.maxAgeSeconds} s${perIdentity(r)}; conditional with If-None-Match.`,
-      params: [...pathParams(r, r.item.params, r.types), ...declaredQueryDocs(r.query)],
+      params: [...pathParams(r, r.item.params, r.types), ...declaredQueryDocs(r.query), ...embedDocs],
       scopes: access.scopesOf(r, false),
       public: r.public,
       ok: {
@@ -188,7 +188,14 @@ function collectionLocator(r: CompiledResource, c: CompiledCollection, parts: Se
 }
 
 /** GET/HEAD of a collection: a page (canonical self) or the whole list. */
-function collectionRoutes(r: CompiledResource, c: CompiledCollection, locate: CollectionLocator, access: Access, embedded: ReadHandler | null): RouteDef[] {
+function collectionRoutes(
+  r: CompiledResource,
+  c: CompiledCollection,
+  locate: CollectionLocator,
+  access: Access,
+  embedded: ReadHandler | null,
+  embedDocs: ParamDoc[],
+): RouteDef[] {
   const rule = r.public ? publicRule : collectionRule;
   const plainRead = (req: IncomingMessage, res: HgResponse, path: string): void | Promise<void> => {
     const values: ParamValue[] = [];
@@ -211,7 +218,7 @@ function collectionRoutes(r: CompiledResource, c: CompiledCollection, locate: Co
       operationId: `list${schemaName(r.name)}`,
       summary: c.paged ? `Read a page of ${r.name}` : `Read the ${r.name}`,
       description: collectionDescription(r, c),
-      params: [...pathParams(r, c.path.params, c.types), ...declaredQueryDocs(c.query), ...pagingParams(r, c)],
+      params: [...pathParams(r, c.path.params, c.types), ...declaredQueryDocs(c.query), ...pagingParams(r, c), ...embedDocs],
       scopes: access.scopesOf(r, true),
       public: r.public,
       ok: { description: `The ${r.name}.`, content: { 'application/json': name, 'application/hal+json': `${name}Hal` }, ...exposedDoc(r) },
@@ -244,8 +251,8 @@ export function readRoutes(table: ResourceTable, parts: ServingParts, access: Ac
     return [
       ...(r.collection === null || locate === undefined
         ? []
-        : collectionRoutes(r, r.collection, locate, access, embedding?.handlerFor(r, true, paths) ?? null)),
-      ...itemRoutes(r, items.get(r) as ReadThrough, access, embedding?.handlerFor(r, false, paths) ?? null),
+        : collectionRoutes(r, r.collection, locate, access, embedding?.handlerFor(r, true, paths) ?? null, embedParamDocs(embedding, r, true))),
+      ...itemRoutes(r, items.get(r) as ReadThrough, access, embedding?.handlerFor(r, false, paths) ?? null, embedParamDocs(embedding, r, false)),
     ];
   });
 }

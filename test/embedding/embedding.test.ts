@@ -171,4 +171,15 @@ describe('embedding (?embed=)', () => {
     const personal = await read('/api/customers/7/orders?embed=customer');
     assert.match(personal.headers['cache-control'] as string, /^(private, max-age=\d+|no-store)$/);
   });
+  test('the API root lists what each relation may embed, and the OpenAPI document the embed parameter of each route that takes it', async () => {
+    const root = (await read('/api')).json() as Json;
+    assert.deepEqual(root['embeddable'], { customers: ['items.orders'], customer: ['orders'], sales: ['items.customer'] });
+    const doc = (await read('/api/openapi.json')).json() as { paths: Record<string, { get: { parameters?: { name: string; description: string }[] } }> };
+    const embedOf = (path: string) => doc.paths[path]?.get.parameters?.find((p) => p.name === 'embed');
+    assert.match(embedOf('/api/sales')?.description ?? '', /Embeddable here: items\.customer\./);
+    assert.match(embedOf('/api/customers/{customerId}/orders')?.description ?? '', /Embeddable here: customer, items\.customer\./);
+    assert.match(embedOf('/api/customers/{id}')?.description ?? '', /Embeddable here: orders\./);
+    assert.match(embedOf('/api/sales/{id}')?.description ?? '', /Embeddable here: customer\./);
+    assert.match(embedOf('/api/customers')?.description ?? '', /Embeddable here: items\.orders\./);
+  });
 });
