@@ -74,6 +74,20 @@ export function asksEmbed(url: string): boolean {
   return false;
 }
 
+/**
+ * A read handler that hands a request asking for embedded parts (`?embed=`) to `embedded`: a
+ * resource that declares nothing to embed keeps its handler as it was, and one that does checks
+ * only the target's length on a request without a query.
+ */
+export function withEmbedding(read: ReadHandler, embedded: ReadHandler | null): ReadHandler {
+  if (embedded === null) return read;
+  return (req, res, path) => {
+    const url = req.url;
+    if (url === undefined || url.length === path.length || !asksEmbed(url)) return read(req, res, path);
+    return embedded(req, res, path);
+  };
+}
+
 function routeNotFound(): HgError {
   return new HgError('HG_ERR_ROUTE_NOT_FOUND');
 }

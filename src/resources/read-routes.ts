@@ -18,7 +18,7 @@ import { parsePageQuery, refuseQuery } from './page-query.ts';
 import { readItemQuery } from './item-query.ts';
 import { paramRule, paramSchema, type ParamType, type ParamValue } from './params.ts';
 import { schemaName } from './naming.ts';
-import { asksEmbed, embedParamDocs, type CollectionLocator, type EmbedHook, type ReadHandler, type ReadPaths } from './embed-hook.ts';
+import { embedParamDocs, withEmbedding, type CollectionLocator, type EmbedHook, type ReadHandler, type ReadPaths } from './embed-hook.ts';
 
 /** Only the canonical spelling of a path names a resource: anything else is the router's plain 404. */
 function routeNotFound(): HgError {
@@ -61,20 +61,6 @@ function keyFor(r: CompiledResource, key: string, claims: Principal['claims'], r
  */
 function itemKey(r: CompiledResource, path: string, claims: Principal['claims'], req: IncomingMessage): string {
   return keyFor(r, r.query === null ? path : readItemQuery(r.query, path, path), claims, req);
-}
-
-/**
- * A read handler that hands a request asking for embedded parts (`?embed=`) to `embedded`: a
- * resource that declares nothing to embed keeps its handler as it was, and one that does checks
- * only the target's length on a request without a query.
- */
-function withEmbedding(read: ReadHandler, embedded: ReadHandler | null): ReadHandler {
-  if (embedded === null) return read;
-  return (req, res, path) => {
-    const url = req.url;
-    if (url === undefined || url.length === path.length || !asksEmbed(url)) return read(req, res, path);
-    return embedded(req, res, path);
-  };
 }
 
 /**
