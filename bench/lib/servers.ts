@@ -30,6 +30,8 @@ export interface StartContext {
   readonly redis?: { readonly url: string; flush(): Promise<void> };
   /** hypergate's server.workers (1 when absent); more than one runs unpinned. */
   readonly workers?: number;
+  /** Keys a scenario adds to hypergate's config (Prepared.hypergateConfig). */
+  readonly config?: Record<string, unknown>;
 }
 
 export interface RunningServer {
@@ -96,6 +98,7 @@ export function benchConfig(ctx: StartContext, port: number, adminPort: number |
     auth: { publicKeyFile: ctx.publicKeyFile, issuer: ISSUER, audience: AUDIENCE },
     log: { access: ctx.accessLog },
     admin: { port: adminPort },
+    ...ctx.config,
   };
 }
 
