@@ -47,10 +47,12 @@ export function compositeCacheControl(reps: readonly Representation[], stale: bo
   return `${privately ? 'private, ' : ''}max-age=${seconds}`;
 }
 
+const ASSEMBLED = 'hypergate; detail=assembled';
+
 /**
  * Writes an assembled answer: 304 when If-None-Match names its ETag (which holds only while every
- * part is unchanged), else 200 (no body for HEAD). It is made for this request, so it has no Age;
- * `Embed-Status` is there when a part was left out or stale.
+ * part is unchanged), else 200 (no body for HEAD). It is made for this request: Age 0, and
+ * Cache-Status `hypergate; detail=assembled`; `Embed-Status` is there when a part was left out or stale.
  */
 export function writeComposite(
   req: IncomingMessage,
@@ -62,8 +64,10 @@ export function writeComposite(
   stale: boolean,
 ): void {
   const etag = compositeEtag(main.contentType, parts);
-  const headers: (string | number)[] = ['Cache-Control', compositeCacheControl(parts.reps, stale, nowMs), 'ETag', etag];
+  // Age 0: it is made now from its parts; Cache-Status (RFC 9211) says it was assembled, not served as one stored answer.
+  const headers: (string | number)[] = ['Cache-Control', compositeCacheControl(parts.reps, stale, nowMs), 'ETag', etag, 'Age', 0];
   if (main.vary !== null) headers.push('Vary', main.vary);
+  headers.push('Cache-Status', ASSEMBLED);
   if (parts.embedStatus !== '') headers.push('Embed-Status', parts.embedStatus);
   headers.push('X-Request-Id', res.requestId);
   const ifNoneMatch = req.headers['if-none-match'];
