@@ -137,6 +137,14 @@ function check(rule: Rule, value: unknown, path: string, problems: Problems): un
         );
       return value;
     }
+    case 'list': {
+      if (value === null && rule.nullable) return value;
+      if (!Array.isArray(value)) {
+        problems.add(path, `expected an array${rule.nullable ? ' or null' : ''}, got ${describeValue(value, rule)}`);
+        return value;
+      }
+      return value.map((entry, i) => check(rule.items, entry, `${path}[${i}]`, problems));
+    }
     case 'strings': {
       if (value === null && rule.nullable) return value;
       const entries = rule.entries;

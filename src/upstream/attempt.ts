@@ -4,6 +4,7 @@ import { HgError } from '../lib/errors.ts';
 import type { Answer, ExchangeFailure } from '../lib/exchange.ts';
 import type { UpstreamOutcome } from '../observability/metrics.ts';
 import { badGateway } from './answer.ts';
+import type { Target } from './target.ts';
 
 /**
  * One request to a service across its attempts (made once per request: a miss or a write): its
@@ -23,11 +24,15 @@ export class Attempt {
   /** The answer of the attempt under way once it came (its body or sample is logged if it failed). */
   answer: Answer | null = null;
 
+  /** The target the attempt under way goes to (null before the first). */
+  target: Target | null = null;
+
   constructor(deadline: Deadline) {
     this.deadline = deadline;
   }
 
-  begin(): void {
+  begin(target: Target | null = null): void {
+    this.target = target;
     this.outcome = 'unreachable';
     this.status = 0;
     this.answer = null;
