@@ -14,6 +14,7 @@ import { Attempt, attemptError, unavailable } from './attempt.ts';
 import { Balancer } from './balancer.ts';
 import type { UpstreamCall } from './call.ts';
 import { failureLog, withLog } from './failure-log.ts';
+import { HealthProbes } from './health-probe.ts';
 import { RequestHeaders, setHeader } from './request-headers.ts';
 import { serviceTargets, type Target } from './target.ts';
 
@@ -86,6 +87,8 @@ export class UpstreamClient {
   readonly who = 'The upstream service';
   readonly #headers: RequestHeaders;
   readonly exposeHeaders: readonly string[]; // passed to the client, as configured (answer.ts exposedHeaders)
+  /** The active health check (healthCheck.path set), else null. */
+  readonly #probes: HealthProbes | null;
 
   constructor(config: UpstreamConfig, url: string, observer?: UpstreamObserver, clock: Clock = systemClock, options?: ServiceOptions) {
     this.#observer = observer;
@@ -103,6 +106,10 @@ export class UpstreamClient {
     this.#timeoutMs = config.timeoutMs;
     this.#maxBytes = config.maxResponseBytes;
     this.balancer = new Balancer(targets, config, clock, (target, forMs) => this.#observer?.targetEjected(this.name, target.origin, forMs));
+    const check = config.healthCheck;
+    const probePath = check === null ? null : check.path;
+    this.#probes =
+      check === null || probePath === null ? null : new HealthProbes(this.name, this.balancer, { ...check, path: probePath }, this.#basePath, observer);
   }
 
   /** Does this service receive claims (forwardClaims)? */
@@ -238,6 +245,7 @@ export class UpstreamClient {
 
   /** Closes every target's pool; the requests under way finish. */
   async close(): Promise<void> {
+    this.#probes?.stop();
     await Promise.all(this.balancer.targets.map((target) => target.close()));
   }
 }
