@@ -5,6 +5,7 @@ import { servicesOf, targetsOf } from '../config/service-checks.ts';
 import type { Config, UpstreamConfig } from '../config/types.ts';
 import type { BreakerStateName, TargetHealth, UpstreamObserver } from '../observability/metrics.ts';
 import { UpstreamClient } from './client.ts';
+import { tlsOptionsOf } from './tls.ts';
 
 interface Built {
   readonly client: UpstreamClient;
@@ -44,13 +45,16 @@ export class UpstreamServices {
       const url = targetsOf(service, urlOf(name, service))[0]?.url ?? null;
       if (url === null) continue;
       const trustProxy = service.forwarded ? config.server.trustProxy : [];
-      const settings = [service, url, claims.names, trustProxy];
+      const tls = tlsOptionsOf(service, name === 'upstream' ? 'upstream' : `upstreams.${name}`);
+      // The TLS files' contents count: a reload after a certificate was renewed makes the client afresh.
+      const tlsFiles = [tls.ca, tls.cert, tls.key].map((file) => (Buffer.isBuffer(file) ? file.toString('latin1') : null));
+      const settings = [service, url, claims.names, trustProxy, tlsFiles];
       const old = previous === null ? undefined : previous.#built.get(name);
       built.set(
         name,
         old !== undefined && sameValue(old.settings, settings)
           ? old
-          : { settings, client: new UpstreamClient(service, url, observer, clock, { name, claims, trustProxy }) },
+          : { settings, client: new UpstreamClient(service, url, observer, clock, { name, claims, trustProxy, tls }) },
       );
     }
     return new UpstreamServices(built, clock);
