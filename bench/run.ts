@@ -107,8 +107,10 @@ async function main(): Promise<void> {
       const prepared = scenario.prepare(prep);
       for (let round = 1; round <= opts.rounds; round++) {
         for (const spec of servers) {
-          if (prepared.mixed !== undefined && !spec.name.startsWith('hypergate')) continue;
-          const r = await measure(scenario.name, spec, prepared, start, upstream, opts, round);
+          const hypergateOnly = prepared.mixed !== undefined || prepared.hypergateConfig !== undefined;
+          if (hypergateOnly && !spec.name.startsWith('hypergate')) continue;
+          const context = prepared.hypergateConfig === undefined ? start : { ...start, config: prepared.hypergateConfig };
+          const r = await measure(scenario.name, spec, prepared, context, upstream, opts, round);
           records.push(r);
           say(
             `  round ${round} ${spec.name}: ${Math.round(r.reqPerSec)} req/s, p99 ${(r.p99Us / 1000).toFixed(2)} ms, ${r.cpuUsPerRequest.toFixed(1)} µs CPU/request, ${r.upstreamRequests} upstream requests${r.loopDelay === undefined ? '' : `, event loop delay max ${r.loopDelay.maxMs.toFixed(1)} ms`}`,

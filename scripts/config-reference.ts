@@ -62,8 +62,8 @@ function typeOf(rule: Rule): string {
       return `URL${orNull}`;
     case 'strings':
       return `array${rule.entries === undefined ? '' : ' of strings or objects'}${orNull}`;
-    case 'records':
-      return 'array of objects';
+    case 'list':
+      return `array${orNull}`;
     case 'boolean':
       return `boolean${orNull}`;
     case 'section':
@@ -96,8 +96,8 @@ function rows(rule: Rule, key: string, out: string[]): string[] {
   if (rule.kind === 'stringOr') for (const [name, child] of Object.entries(rule.section.keys)) rows(child, `${key}.${name}`, out);
   if (rule.kind === 'strings' && rule.entries !== undefined)
     for (const [name, child] of Object.entries(rule.entries.keys)) rows(child, `${key}[].${name}`, out);
-  // Each entry of an array of objects: its keys under `<key>[]`.
-  if (rule.kind === 'records') for (const [name, child] of Object.entries(rule.section.keys)) rows(child, `${key}[].${name}`, out);
+  // A list of objects (an upstream's targets): the keys of one entry under `<key>[]`.
+  if (rule.kind === 'list' && rule.items.kind === 'section') for (const [name, child] of Object.entries(rule.items.keys)) rows(child, `${key}[].${name}`, out);
   if (rule.kind === 'map' && !leaf) {
     if (rule.entryDoc !== undefined) out.push(row(`${key}.<name>`, 'object', '—', rule.entryDoc));
     else rows(rule.values, `${key}.<name>`, out);

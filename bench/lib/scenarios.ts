@@ -41,6 +41,8 @@ export interface Prepared {
    * servers make ETags differently (hypergate from the upstream's validator, the peer from its body).
    */
   readonly ownEtag?: boolean;
+  /** Keys added to hypergate's config for this scenario (older checkouts may not know them), and then hypergate only: the others serve no such thing. */
+  readonly hypergateConfig?: Record<string, unknown>;
 }
 
 /** Reads of customers 1..hotSet with a share of merge PATCHes spread over them, with a token that may write. */
@@ -213,4 +215,39 @@ const mixed: Scenario = {
   },
 };
 
-export const SCENARIOS: readonly Scenario[] = [hot, tokens, fresh, spread, wide, conditional, herd, mixed];
+/** The customers declared to embed their orders (`?embed=items.orders` on a page of customers). */
+const EMBED_CONFIG = { resources: { customers: { embed: { orders: { target: 'orders', kind: 'collection' } } } } };
+const EMBED_PAGE = '/api/customers?offset=0&limit=20';
+
+const embed: Scenario = {
+  name: 'embed',
+  about:
+    'a page of 20 customers each embedding its orders (21 cached parts) in one request (hypergate only): compare with embed-parts, the 21 requests it replaces',
+  prepare: (ctx) => {
+    const load = hotLoad(ctx, `${EMBED_PAGE}&embed=items.orders`);
+    return { load, samples: [{ ...load }], warm: { load }, herd: false, noRepeat: false, hypergateUpstreamRequests: 0, hypergateConfig: EMBED_CONFIG };
+  },
+};
+
+const embedParts: Scenario = {
+  name: 'embed-parts',
+  about:
+    "the 21 requests a client makes without embed (the page of 20 customers, then each one's orders), all cached, in turn (hypergate only): 21 of them cost one embed page",
+  prepare: (ctx) => {
+    const file = join(ctx.dir, 'embed-parts.txt');
+    const paths = [EMBED_PAGE, ...Array.from({ length: 20 }, (_, i) => `${CUSTOMER}${i + 1}/orders`)];
+    writeFileSync(file, paths.map((path) => `${path} ${ctx.hotToken}\n`).join(''));
+    const load: LoadSpec = { path: EMBED_PAGE, headers: ACCEPT, list: { kind: 'file', file, random: false }, expect: 200 };
+    return {
+      load,
+      samples: [{ path: EMBED_PAGE, headers: bearer(ctx.hotToken), expect: 200 }],
+      warm: { listFile: file },
+      herd: false,
+      noRepeat: false,
+      hypergateUpstreamRequests: 0,
+      hypergateConfig: EMBED_CONFIG,
+    };
+  },
+};
+
+export const SCENARIOS: readonly Scenario[] = [hot, tokens, fresh, spread, wide, conditional, herd, mixed, embed, embedParts];

@@ -30,6 +30,8 @@ export interface StartContext {
   readonly redis?: { readonly url: string; flush(): Promise<void> };
   /** hypergate's server.workers (1 when absent); more than one runs unpinned. */
   readonly workers?: number;
+  /** Keys a scenario adds to hypergate's config (Prepared.hypergateConfig). */
+  readonly config?: Record<string, unknown>;
 }
 
 export interface RunningServer {
@@ -85,15 +87,18 @@ function cleanEnv(): NodeJS.ProcessEnv {
  * port). Minimal, so that older checkouts take it too: the keys a benchmark needs set, every other
  * one left at the checkout's own default. The admin listener is on a free port of its own
  * (`adminPort`; another instance on this machine may hold the default one), for the event loop's
- * delays in /metrics, or off (null).
+ * delays in /metrics, or off (null). The upstream deadline is one no busy machine runs past: the
+ * sample upstream answers in well under a millisecond when the machine is free, so the deadline
+ * never shapes a figure, and a smoke run on a loaded machine gets no 504 for its first requests.
  */
 export function benchConfig(ctx: StartContext, port: number, adminPort: number | null = null): Record<string, unknown> {
   return {
     server: { port, ...((ctx.workers ?? 1) > 1 ? { workers: ctx.workers } : {}) },
-    upstream: { url: ctx.upstreamUrl },
+    upstream: { url: ctx.upstreamUrl, timeoutMs: 30_000 },
     auth: { publicKeyFile: ctx.publicKeyFile, issuer: ISSUER, audience: AUDIENCE },
     log: { access: ctx.accessLog },
     admin: { port: adminPort },
+    ...ctx.config,
   };
 }
 

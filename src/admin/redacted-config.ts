@@ -61,8 +61,8 @@ function redact(rule: Rule, value: unknown): Json {
       return redactedUrl(value as string);
     case 'strings':
       return value as readonly string[];
-    case 'records':
-      return Array.isArray(value) ? value.map((entry) => redact(rule.section, entry)) : null;
+    case 'list':
+      return Array.isArray(value) ? value.map((entry: unknown) => redact(rule.items, entry)) : null;
     case 'stringOr':
       return typeof value === 'string' ? redact(rule.string, value) : redact(rule.section, value);
     case 'scalar':

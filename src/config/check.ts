@@ -68,13 +68,6 @@ function check(rule: Rule, value: unknown, path: string, problems: Problems): un
         );
       return value;
     }
-    case 'records': {
-      if (!Array.isArray(value)) {
-        problems.add(path, `expected an array of objects (${Object.keys(rule.section.keys).join(', ')}), got ${describeValue(value, rule)}`);
-        return value;
-      }
-      return value.map((entry, i) => check(rule.section, entry, `${path}[${i}]`, problems));
-    }
     case 'stringOr': {
       if (value === null && rule.nullable === true) return value;
       if (typeof value === 'string') return check(rule.string, value, path, problems);
@@ -143,6 +136,14 @@ function check(rule: Rule, value: unknown, path: string, problems: Problems): un
           `expected an http(s) URL without credentials, query or fragment${rule.nullable ? ', or null' : ''}, got ${describeValue(value, rule)}`,
         );
       return value;
+    }
+    case 'list': {
+      if (value === null && rule.nullable) return value;
+      if (!Array.isArray(value)) {
+        problems.add(path, `expected an array${rule.nullable ? ' or null' : ''}, got ${describeValue(value, rule)}`);
+        return value;
+      }
+      return value.map((entry, i) => check(rule.items, entry, `${path}[${i}]`, problems));
     }
     case 'strings': {
       if (value === null && rule.nullable) return value;

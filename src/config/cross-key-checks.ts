@@ -2,7 +2,7 @@ import { closest } from './closest.ts';
 import { isAddressOrRange } from '../lib/ip-range.ts';
 import { defaultServiceReaders, isDevAuth, KEY_SOURCE_KEYS } from './embedded-sample.ts';
 import type { Problems } from './problems.ts';
-import { checkServices, headerValueOf } from './service-checks.ts';
+import { checkServices, hasAddress, headerValueOf } from './service-checks.ts';
 import type { Config } from './types.ts';
 
 /** A serialized origin (RFC 6454 section 6.1) as browsers send it in the Origin header. */
@@ -54,7 +54,7 @@ export function checkAcrossKeys(config: Config, problems: Problems, env: NodeJS.
   }
   // The embedded sample service stands in for an unset upstream.url in dev auth mode only (embedded-sample.ts).
   const readers = defaultServiceReaders(config);
-  if (config.upstream.url === null && !isDevAuth(auth) && readers.length > 0) {
+  if (!hasAddress(config.upstream) && !isDevAuth(auth) && readers.length > 0) {
     problems.add(
       'upstream.url',
       `not set, but ${readers.join(', ')} read from the default service; set it (HYPERGATE_UPSTREAM_URL) to that service's base URL (the embedded sample service runs only in dev auth mode, with no key source configured)`,

@@ -1,3 +1,4 @@
+import { hasAddress } from './service-checks.ts';
 import type { AuthConfig, Config } from './types.ts';
 
 /** The keys that name a key source; with none of them set the gateway runs in dev auth mode. */
@@ -24,5 +25,5 @@ export function defaultServiceReaders(config: Config): string[] {
  * made-up customers.
  */
 export function runsEmbeddedSample(config: Config): boolean {
-  return config.upstream.url === null && isDevAuth(config.auth) && defaultServiceReaders(config).length > 0;
+  return !hasAddress(config.upstream) && isDevAuth(config.auth) && defaultServiceReaders(config).length > 0;
 }

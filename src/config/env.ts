@@ -28,7 +28,7 @@ function collect(rule: Rule, path: readonly string[], out: Map<string, EnvKey>, 
   const name = `${PREFIX}${path.map(screaming).join('_')}`;
   // Arrays and maps (resources, services, headers) are not scalars: they stay in config files,
   // where their shape is plain to see.
-  if (rule.kind === 'strings' || rule.kind === 'map') lists.set(name, path.join('.'));
+  if (rule.kind === 'strings' || rule.kind === 'map' || rule.kind === 'list') lists.set(name, path.join('.'));
   else out.set(name, { path, rule });
 }
 

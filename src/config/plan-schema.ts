@@ -1,12 +1,4 @@
-import { integer, section, string, type RecordsRule, type SectionRule, type Typed, type ValueOf } from './rule.ts';
-
-/** An array of objects, each checked by `entry` (a section whose keys each have a default or must be set). */
-function records<const K extends SectionRule & Typed<unknown>>(
-  entry: K,
-  options: { readonly doc: string; readonly default: readonly ValueOf<K>[] },
-): RecordsRule & Typed<readonly ValueOf<K>[]> {
-  return { kind: 'records', section: entry, ...options };
-}
+import { integer, list, section, string } from './rule.ts';
 
 /** The calendar periods a quota counts over, in UTC. */
 export const QUOTA_PERIODS = ['day', 'month'] as const;
@@ -23,7 +15,7 @@ const QUOTA = section({
 export const PLAN = section({
   requestsPerSecond: integer({ min: 1, max: 1_000_000, doc: "Requests per second one subject of the plan may make (the token bucket's refill)." }),
   burst: integer({ min: 1, max: 1_000_000, default: 20, doc: "Requests one subject may make at once before the rate applies (the token bucket's size)." }),
-  quotas: records(QUOTA, {
+  quotas: list(QUOTA, {
     default: [],
     doc: 'Quotas over calendar periods in UTC, each `{"requests": 100000, "per": "day" | "month"}`; a request passes only while every quota has room. See [Plans](authentication.md#plans-and-limits-per-route).',
   }),

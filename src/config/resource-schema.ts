@@ -1,4 +1,5 @@
 import { routeLimit } from './plan-schema.ts';
+import { embeds } from './embed-schema.ts';
 import { boolean, integer, map, nonEmptyString, path, scalar, section, string, stringOr, strings, stringsOr } from './rule.ts';
 
 export const PARAM_TYPES = ['integer', 'string'] as const;
@@ -137,6 +138,9 @@ const COLLECTION = section(
       doc: 'Store each item of an answer as the item itself (following its `self` is a cache hit); `false` when list records are abbreviated.',
     }),
     links: links("Relation → template over the collection path's parameters; each must lead to a declared path, `null` removes one."),
+    embed: embeds(
+      "The collection's own relations a client may embed with `?embed=<rel>` (its members' relations are the item's `embed`, asked as `items.<rel>`). See [Embedding](resources.md#embedding).",
+    ),
   },
   { nullable: true, default: null, doc: 'The collection, when there is one (keys below).' },
 );
@@ -194,6 +198,9 @@ export const RESOURCE = section({
   query: query('Query parameters an item takes, declared as for `collection.query`; an item that declares none ignores its query, as before.'),
   links: links(
     "Relation → path template; names resolve to path parameters, then to record fields (each one declared in `fields`, `exposeFields` or `linkFields`). `self` is always added. Each must lead to a declared path (a resource's `path` or `collection.path`, or `/api`); a relation set to `null` is removed.",
+  ),
+  embed: embeds(
+    'Relations of `links` a client may embed with `?embed=<rel>`: relation → `target`, `kind`, `onError`, `maxParts` (keys below). See [Embedding](resources.md#embedding).',
   ),
   linkFields: fieldList(
     'Record fields that only fill link templates: read from the record, never copied into the representation (e.g. `categoryId` for `/api/categories/{categoryId}`); entries as in `fields`. A link naming a field declared nowhere is refused at start.',

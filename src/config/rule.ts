@@ -92,12 +92,6 @@ export interface MapRule extends Described {
   readonly entryDoc?: string;
 }
 
-/** An array of objects that each follow `section` (a plan's quotas). */
-export interface RecordsRule extends Described {
-  readonly kind: 'records';
-  readonly section: SectionRule;
-}
-
 /** A header value: a string, or {"env": "NAME"} read from the environment at start. */
 export interface HeaderValueRule extends Described {
   readonly kind: 'headerValue';
@@ -118,10 +112,17 @@ export interface StringOrRule extends Described {
   readonly nullable?: boolean;
 }
 
-/** A rule of one value; the others hold further rules. */
-type ValueRule = StringRule | IntegerRule | BooleanRule | UrlRule | RedisUrlRule | StringsRule | HeaderValueRule | ScalarRule;
+/** An array whose every entry follows `items` (an upstream service's targets, the statuses it fails with). */
+export interface ListRule extends Described {
+  readonly kind: 'list';
+  readonly items: Rule;
+  readonly nullable?: boolean;
+}
 
-export type Rule = ValueRule | SectionRule | MapRule | StringOrRule | RecordsRule;
+/** The rules of one value each; the others hold further rules. */
+type LeafRule = StringRule | IntegerRule | BooleanRule | UrlRule | RedisUrlRule | StringsRule | HeaderValueRule | ScalarRule;
+
+export type Rule = LeafRule | SectionRule | MapRule | StringOrRule | ListRule;
 
 /** Type-only: no rule has this key at run time. */
 declare const VALUE: unique symbol;
@@ -144,6 +145,7 @@ type IntegerValue<O> = number | Nullable<O> | (O extends { readonly orWord: infe
 type StringsValue<O> = readonly OneOf<O>[] | Nullable<O>;
 type SectionValue<K> = { readonly [P in keyof K]: ValueOf<K[P]> };
 type MapValue<V> = Readonly<Record<string, ValueOf<V>>>;
+type ListValue<I> = readonly ValueOf<I>[];
 
 /**
  * Each builder's options are its rule without `kind`; `default` must be a value of the rule's own
@@ -247,4 +249,11 @@ export function map<const V extends Rule, const O extends Options<MapRule, 'valu
   options: O & { readonly default?: MapValue<V> },
 ): MapRule & Typed<MapValue<V>> {
   return { kind: 'map', values, ...options };
+}
+
+export function list<const I extends Rule, const O extends Options<ListRule, 'items'>>(
+  items: I,
+  options: O & { readonly default?: ListValue<I> | Nullable<O> },
+): ListRule & Typed<ListValue<I> | Nullable<O>> {
+  return { kind: 'list', items, ...options };
 }

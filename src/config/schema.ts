@@ -372,6 +372,21 @@ const RATE_LIMIT = section({
   }),
 });
 
+const EMBEDDING = section({
+  maxDepth: integer({ min: 1, max: 4, default: 2, doc: 'Most relations in one `embed` path (`items.customer` is 2); deeper is a 400.' }),
+  maxParts: integer({
+    min: 1,
+    max: 10_000,
+    default: 100,
+    doc: 'Most distinct parts one answer may embed, over all its relations; more is a 400 before any part is read.',
+  }),
+  fanOutPerService: integer({ min: 1, max: 1000, default: 8, doc: 'Most part reads one answer has under way at once on one upstream service.' }),
+  partsCountAgainstRateLimit: boolean({
+    default: false,
+    doc: "`true`: each embedded part takes from the caller's rate limit as a request of its own; `false`: one answer counts once, whatever it embeds.",
+  }),
+});
+
 const CORS = section({
   origins: strings({
     default: [],
@@ -494,6 +509,7 @@ export const CONFIG_SCHEMA = section({
     default: {},
     doc: 'Plans by name: a rate and quotas per subject, held across the cluster with Redis. A principal takes the plan its credentials name (`auth.planClaim`), else `rateLimit.defaultPlan`; anonymous callers `rateLimit.anonymousPlan`. See [Plans](authentication.md#plans-and-limits-per-route).',
   }),
+  embedding: EMBEDDING,
   cors: CORS,
   sampleUpstream: section({
     customers: integer({ min: 1, max: 10_000_000, default: 100_000, doc: 'How many customers the embedded sample service has.' }),

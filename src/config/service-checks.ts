@@ -102,6 +102,27 @@ export function servicesOf(config: Config): ReadonlyMap<string, UpstreamConfig> 
   return services;
 }
 
+/** One instance of a service: where it is and its share of the requests. */
+export interface TargetConfig {
+  readonly url: string;
+  readonly weight: number;
+}
+
+/**
+ * The targets a service's config names: its `targets`, or its one `url` as a target of weight 1,
+ * or none (the default service left unset, for the embedded sample). `url` is the base URL the
+ * caller resolved for the service (the embedded sample's for the default one).
+ */
+export function targetsOf(service: UpstreamConfig, url: string | null): readonly TargetConfig[] {
+  if (service.targets.length > 0) return service.targets;
+  return url === null ? [] : [{ url, weight: 1 }];
+}
+
+/** Whether a service's config names where it is (a `url` or `targets`). */
+export function hasAddress(service: UpstreamConfig): boolean {
+  return service.url !== null || service.targets.length > 0;
+}
+
 /** The value a header config means: its text, or the environment variable's; undefined when that is unset. */
 export function headerValueOf(value: HeaderValue, env: NodeJS.ProcessEnv): string | undefined {
   return typeof value === 'string' ? value : env[value.env];
@@ -117,6 +138,7 @@ export function checkServices(config: Config, problems: string[], token: RegExp,
   for (const [name, service] of servicesOf(config)) {
     const at = name === 'upstream' ? 'upstream' : `upstreams.${name}`;
     if (!/^[A-Za-z][A-Za-z0-9_-]*$/.test(name)) problems.push(`${at}: a service name starts with a letter and has only letters, digits, - and _`);
+    checkTargets(at, name, service, problems);
     const named = (header: string, key: string): void => {
       if (!token.test(header)) problems.push(`${at}.${key}.${header}: not an HTTP header name (RFC 9110 section 5.1)`);
       else if (MANAGED_HEADERS.has(header.toLowerCase()))
@@ -158,4 +180,19 @@ export function checkServices(config: Config, problems: string[], token: RegExp,
       exposed.add(lower);
     }
   }
+}
+
+/** `url` or `targets`, not both (the default service may have neither: embedded-sample.ts); targets share a path and are each named once. */
+function checkTargets(at: string, name: string, service: UpstreamConfig, problems: string[]): void {
+  if (service.url !== null && service.targets.length > 0) problems.push(`${at}.targets: set either ${at}.url or ${at}.targets, not both`);
+  if (name !== 'upstream' && !hasAddress(service)) problems.push(`${at}.url: required (or ${at}.targets)`);
+  const paths = new Set<string>();
+  const seen = new Set<string>();
+  for (const target of service.targets) {
+    const url = new URL(target.url);
+    paths.add(url.pathname.replace(/\/+$/, ''));
+    if (seen.has(url.origin)) problems.push(`${at}.targets: ${url.origin} is listed twice`);
+    seen.add(url.origin);
+  }
+  if (paths.size > 1) problems.push(`${at}.targets: every target of a service has the same path (the requests' paths follow it)`);
 }

@@ -1,4 +1,4 @@
-import { boolean, headerValue, integer, map, nonEmptyString, section, strings, url } from './rule.ts';
+import { boolean, headerValue, integer, list, map, nonEmptyString, path, section, string, strings, url } from './rule.ts';
 
 /** A day: the longest any wait or deadline may be set to, in ms. */
 export const MAX_MS = 24 * 60 * 60 * 1000;
@@ -8,6 +8,80 @@ export const MAX_MS = 24 * 60 * 60 * 1000;
  * embedded sample; every other service must name one).
  */
 const SERVICE_KEYS = {
+  targets: list(
+    section({
+      url: url({ doc: 'Base URL of this target; every target of a service has the same path.' }),
+      weight: integer({ min: 1, max: 1000, default: 1, doc: 'Share of requests this target gets relative to the others.' }),
+    }),
+    {
+      default: [],
+      doc: 'Several instances of the service, instead of `url`: `[{"url": "http://10.0.0.1:8000", "weight": 1}, ...]`. Requests are balanced over the healthy ones, each target with its own connection pool; the breaker, deadline and retry stay the service\'s. See [Services with several targets](operations.md#services-with-several-targets).',
+    },
+  ),
+  balance: string({
+    oneOf: ['least-request', 'round-robin'],
+    default: 'least-request',
+    doc: 'How a request picks its target: `least-request` (fewest requests under way relative to weight) or `round-robin` (in turn, by weight).',
+  }),
+  outlier: section({
+    consecutiveFailures: integer({
+      min: 0,
+      max: 1_000_000,
+      default: 5,
+      doc: 'Failures in a row (refused, reset, time-out, a status of `statuses`) that take a target out of the balance; `0` never does. Never every target: with all out, the least recently failed one is tried.',
+    }),
+    baseEjectionMs: integer({
+      min: 1,
+      max: MAX_MS,
+      unit: 'ms',
+      default: 5000,
+      doc: 'How long a target is out the first time; each further ejection in a row adds as much again.',
+    }),
+    maxEjectionMs: integer({ min: 1, max: MAX_MS, unit: 'ms', default: 60_000, doc: 'Longest a target is out at once.' }),
+    statuses: list(integer({ min: 500, max: 599 }), { default: [502, 503, 504], doc: "Upstream statuses that count as a target's failure." }),
+  }),
+  // Off by `path: null` (the default) or by `"healthCheck": null`, as the interface names it.
+  healthCheck: section(
+    {
+      path: nonEmptyString({
+        nullable: true,
+        default: null,
+        doc: "Path asked of each target (after the service URL's own path) with `GET`; `null`: no probe. See [Services with several targets](operations.md#services-with-several-targets).",
+      }),
+      intervalMs: integer({ min: 100, max: MAX_MS, unit: 'ms', default: 5000, doc: 'Time between two probes of one target.' }),
+      timeoutMs: integer({ min: 1, max: MAX_MS, unit: 'ms', default: 1000, doc: 'Longest a probe may take; over it: a failed probe.' }),
+      expectStatus: integer({ min: 100, max: 599, default: 200, doc: 'The status a healthy target answers.' }),
+      healthyThreshold: integer({ min: 1, max: 1000, default: 2, doc: 'Passed probes in a row that bring a target back.' }),
+      unhealthyThreshold: integer({ min: 1, max: 1000, default: 3, doc: 'Failed probes in a row that take a target out.' }),
+    },
+    { nullable: true },
+  ),
+  slowStartMs: integer({
+    min: 0,
+    max: MAX_MS,
+    unit: 'ms',
+    default: 0,
+    doc: 'How long a target that comes back takes to reach its full weight (its share grows over this time, so a cold instance is not flooded); `0`: at once.',
+  }),
+  tls: section({
+    ca: path({
+      nullable: true,
+      default: null,
+      doc: "PEM file of the certificate authorities an `https` target's certificate must chain to; `null`: the system's.",
+    }),
+    servername: string({ nullable: true, default: null, doc: "The name the certificate must hold (and the SNI sent); `null`: the target URL's host." }),
+    cert: path({
+      nullable: true,
+      default: null,
+      doc: 'PEM file of the client certificate shown to the service (mutual TLS), with `key`. Read at start and on each reload.',
+    }),
+    key: path({ nullable: true, default: null, doc: 'PEM file of the private key of `cert`.' }),
+    minVersion: string({ oneOf: ['TLSv1.2', 'TLSv1.3'], default: 'TLSv1.2', doc: 'Oldest TLS version accepted.' }),
+    rejectUnauthorized: boolean({
+      default: true,
+      doc: '`false` turns certificate verification off (a warning is logged at start): anyone on the path can then read and change the traffic.',
+    }),
+  }),
   timeoutMs: integer({
     min: 1,
     max: MAX_MS,
@@ -80,8 +154,8 @@ export const DEFAULT_SERVICE = section({
   ...SERVICE_KEYS,
 });
 
-/** Each `upstreams.<name>`: the same keys, url required; the loader fills the others from the shipped `upstream` defaults. */
+/** Each `upstreams.<name>`: the same keys, url or targets required; the loader fills the others from the shipped `upstream` defaults. */
 export const NAMED_SERVICE = section({
-  url: url({}),
+  url: url({ nullable: true, default: null, doc: 'Base URL of the service; or `targets` instead.' }),
   ...SERVICE_KEYS,
 });

@@ -147,6 +147,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
   metrics.setJwksAgeSource(() => current.keySource.remote?.ageSeconds() ?? Number.NaN);
   // Each breaker belongs to its service's client, which a reload keeps unless that service changed.
   metrics.setBreakerStateSource(() => current.services.breakerStates());
+  metrics.setTargetHealthSource(() => current.services.targetHealth());
   metrics.setLogDroppedSource(() => logger.droppedLines?.() ?? 0);
 
   const publicServer = createPublicServer(initial.server, current.dispatch, deps.lingerMs);

@@ -25,6 +25,7 @@ import { openApiRoutes } from '../openapi/routes.ts';
 import { CursorSeal } from '../resources/cursor-seal.ts';
 import { headerValueOf } from '../config/service-checks.ts';
 import { readRoutes } from '../resources/read-routes.ts';
+import { embedding } from '../embedding/hook.ts';
 import { writeRoutes } from '../resources/write-routes.ts';
 import type { SharedState } from '../cluster/shared-state.ts';
 import { compileRoutes, type CompiledRoute } from '../passthrough/compile.ts';
@@ -136,7 +137,10 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
   const access = new Access(ctx, limiter, clientAddress, apiKeys, limits.fields ? limits.forRoute : undefined);
   const table = compileResources(config, services, claims);
   // One table for the router and the OpenAPI document, so the document lists exactly what answers.
-  const routes: RouteDef[] = [...apiRootRoutes(ctx, serving, access, table), ...readRoutes(table, serving, access)];
+  // Embedded parts are read as their links would be; they take from the rate limit only when the operator says so.
+  const partAccess = config.embedding.partsCountAgainstRateLimit || limiter === null ? access : new Access(ctx, null, clientAddress);
+  const embed = embedding({ config, table, access, partAccess, formats: serving.formats, clock });
+  const routes: RouteDef[] = [...apiRootRoutes(ctx, serving, access, table), ...readRoutes(table, serving, access, embed)];
   // A write's invalidation reaches every instance (shared state), as a purge does.
   routes.push(
     ...writeRoutes(table, {

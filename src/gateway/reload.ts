@@ -1,5 +1,6 @@
 import { KeySourceError } from '../auth/keys.ts';
 import type { Config } from '../config/types.ts';
+import { hasAddress } from '../config/service-checks.ts';
 import { ConfigError } from '../config/validate.ts';
 import { HgError } from '../lib/errors.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -26,7 +27,7 @@ export function restartRequired(previous: Config, next: Config, initial: Config,
       if (!sameValue(initial[section][key], next[section][key])) keys.push(`${section}.${String(key)}`);
     }
   }
-  if (embedded && next.upstream.url === null && next.sampleUpstream.customers !== initial.sampleUpstream.customers) keys.push('sampleUpstream.customers');
+  if (embedded && !hasAddress(next.upstream) && next.sampleUpstream.customers !== initial.sampleUpstream.customers) keys.push('sampleUpstream.customers');
   return keys;
 }
 

@@ -148,6 +148,7 @@ export function createDispatcher(
       clientAddress(req),
       req.headers['user-agent'],
       endedAt,
+      res.embedStatus,
     );
   }
 

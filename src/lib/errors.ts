@@ -25,6 +25,7 @@ export type HgErrorCode =
   | 'HG_ERR_PIPELINE_TOO_DEEP'
   | 'HG_ERR_UPSTREAM_BAD_GATEWAY'
   | 'HG_ERR_UPSTREAM_TIMEOUT'
+  | 'HG_ERR_UPSTREAM_TLS'
   | 'HG_ERR_UPSTREAM_UNAVAILABLE'
   | 'HG_ERR_NOT_READY'
   | 'HG_ERR_UNSUPPORTED_MEDIA_TYPE'
@@ -135,6 +136,12 @@ export const ERRORS: Readonly<Record<HgErrorCode, ErrorDefinition>> = Object.fre
     slug: 'bad-gateway',
     title: 'Bad Gateway',
     detail: 'The upstream service answered with an error or an invalid response.',
+  },
+  HG_ERR_UPSTREAM_TLS: {
+    status: 502,
+    slug: 'upstream-tls',
+    title: 'Bad Gateway',
+    detail: 'The upstream service could not be reached over a verified TLS connection.',
   },
   HG_ERR_UPSTREAM_TIMEOUT: { status: 504, slug: 'gateway-timeout', title: 'Gateway Timeout', detail: 'The upstream service did not answer in time.' },
   HG_ERR_UPSTREAM_UNAVAILABLE: {

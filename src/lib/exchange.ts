@@ -175,8 +175,8 @@ export function startExchange(dispatcher: Dispatcher, options: Dispatcher.Dispat
   return exchange;
 }
 
-/** Why an exchange failed: time-out, connection refused, connection lost under it (reset, closed), or anything else. */
-export type ExchangeFailure = 'timeout' | 'refused' | 'lost' | 'other';
+/** Why an exchange failed: time-out, connection refused, the TLS handshake, connection lost under it (reset, closed), or anything else. */
+export type ExchangeFailure = 'timeout' | 'refused' | 'tls' | 'lost' | 'other';
 
 /**
  * undici's own time-outs (connect, response head, the gap between body chunks). Set to the
@@ -197,5 +197,15 @@ export function exchangeFailure(err: unknown, deadline: Deadline): ExchangeFailu
   const code = errorCodeOf(err) ?? '';
   if (deadline.passed || UNDICI_TIMEOUTS.has(code)) return 'timeout';
   if (code === 'ECONNREFUSED') return 'refused';
+  if (isTlsFailure(code)) return 'tls';
   return CONNECTION_LOST.has(code) ? 'lost' : 'other';
+}
+
+/**
+ * A TLS handshake's failure: Node's (ERR_TLS_*), OpenSSL's (ERR_SSL_*, alerts such as a client
+ * certificate required) and the certificate checks' (CERT_HAS_EXPIRED, DEPTH_ZERO_SELF_SIGNED_CERT,
+ * UNABLE_TO_VERIFY_LEAF_SIGNATURE, ...).
+ */
+export function isTlsFailure(code: string): boolean {
+  return code.startsWith('ERR_TLS_') || code.startsWith('ERR_SSL_') || /CERT|SIGNATURE|ISSUER/.test(code);
 }

@@ -21,6 +21,7 @@ const CACHE = bytesOf(',"cache":"');
 const SUB = bytesOf(',"sub":');
 const CLIENT = bytesOf(',"client":');
 const USER_AGENT = bytesOf(',"userAgent":');
+const EMBED = bytesOf(',"embed":');
 const QUOTE = 0x22;
 
 /** How late an access line may reach stdout: one write per this many ms at most, under load. */
@@ -70,7 +71,7 @@ export class AccessLogWriter {
   /**
    * One line for one finished request. `endedAt` is performance.now() when it finished (the line's
    * time); `upstreamMs` < 0 and `cache` '' are left out, as is an undefined method, sub, client or
-   * userAgent, and an empty query. `url` is the request target: its path and its query (after `?`)
+   * userAgent, and an empty query and `embed` (an assembled answer's Embed-Status). `url` is the request target: its path and its query (after `?`)
    * are written as two fields, straight from it. `reqId` is a safe token (request-id.ts), `method`
    * an HTTP token from llhttp and `cache` one of our own words: they are copied as they are. The
    * rest comes from the client (the client address from X-Forwarded-For, with server.trustProxy)
@@ -89,6 +90,7 @@ export class AccessLogWriter {
     client: string | undefined,
     userAgent: string | undefined,
     endedAt: number,
+    embed = '',
   ): void {
     if (!this.enabled) return;
     const bound =
@@ -99,7 +101,8 @@ export class AccessLogWriter {
       jsonStringBound(url) +
       (sub === undefined ? 0 : jsonStringBound(sub)) +
       (client === undefined ? 0 : jsonStringBound(client)) +
-      (userAgent === undefined ? 0 : jsonStringBound(userAgent));
+      (userAgent === undefined ? 0 : jsonStringBound(userAgent)) +
+      (embed === '' ? 0 : jsonStringBound(embed));
     if (this.#used + bound > this.#pending.length) this.flush();
     // The first line of a batch reads the wall clock again: it may have been stepped while idle.
     if (this.#used === 0) this.#wallOffset = Date.now() - performance.now();
@@ -153,6 +156,10 @@ export class AccessLogWriter {
     if (userAgent !== undefined) {
       at = putBytes(buf, at, USER_AGENT);
       at = putJsonString(buf, at, userAgent);
+    }
+    if (embed !== '') {
+      at = putBytes(buf, at, EMBED);
+      at = putJsonString(buf, at, embed);
     }
     at = putBytes(buf, at, this.#close);
     if (own) {

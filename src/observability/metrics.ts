@@ -118,6 +118,19 @@ export interface UpstreamObserver {
   upstreamResult(service: string, outcome: UpstreamOutcome, ms: number): void;
   /** A failed attempt is being retried (a connection error before any answer). */
   upstreamRetry(service: string): void;
+  /** An attempt on one target of a service with several settled (`target`: its origin). */
+  targetResult(service: string, target: string, outcome: UpstreamOutcome, ms: number): void;
+  /** A target was taken out of its service's balance after failures in a row, for `forMs`. */
+  targetEjected(service: string, target: string, forMs: number): void;
+  /** An active health probe of a target settled: passed or failed. */
+  probeResult(service: string, target: string, passed: boolean): void;
+}
+
+/** One target's state for the health gauge: 1 in the balance, 0 out (ejected or failing its probe). */
+export interface TargetHealth {
+  readonly service: string;
+  readonly target: string;
+  readonly healthy: boolean;
 }
 
 /** Circuit-breaker states as the gauge reports them. */
@@ -200,6 +213,11 @@ export class Metrics implements UpstreamObserver, IntrospectionObserver {
   readonly #upstreamRetries: Counter<'service'>;
   readonly #passthroughCuts: Counter<'route' | 'reason'>;
   readonly #introspectionSeconds: Histogram<'result'>;
+  readonly #targetTotal: Counter<'service' | 'target' | 'outcome'>;
+  readonly #targetSeconds: Histogram<'service' | 'target'>;
+  readonly #targetEjections: Counter<'service' | 'target'>;
+  readonly #probes: Counter<'service' | 'target' | 'result'>;
+  #targetHealth: () => Iterable<TargetHealth> = () => [];
 
   constructor(options: { processMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -361,7 +379,62 @@ export class Metrics implements UpstreamObserver, IntrospectionObserver {
       labelNames: ['route', 'reason'],
       registers,
     });
+    this.#targetTotal = new Counter({
+      name: 'hypergate_upstream_target_requests_total',
+      help: 'Attempts on each target of a service with several targets, by outcome',
+      labelNames: ['service', 'target', 'outcome'],
+      registers,
+    });
+    this.#targetSeconds = new Histogram({
+      name: 'hypergate_upstream_target_request_duration_seconds',
+      help: 'Attempt time on each target of a service with several targets, in seconds',
+      labelNames: ['service', 'target'],
+      buckets: UPSTREAM_BUCKETS_S,
+      registers,
+    });
+    this.#targetEjections = new Counter({
+      name: 'hypergate_upstream_target_ejections_total',
+      help: "Times a target was taken out of its service's balance after failures in a row",
+      labelNames: ['service', 'target'],
+      registers,
+    });
+    this.#probes = new Counter({
+      name: 'hypergate_upstream_probes_total',
+      help: 'Active health probes of each target, by result (pass, fail)',
+      labelNames: ['service', 'target', 'result'],
+      registers,
+    });
+    new Gauge({
+      name: 'hypergate_upstream_target_healthy',
+      help: 'Each target of a service with several targets: 1 in the balance, 0 out (ejected or failing its probe)',
+      labelNames: ['service', 'target'],
+      registers,
+      // Each worker keeps its own health: across a cluster, the worst view.
+      aggregator: 'min',
+      collect() {
+        this.reset();
+        for (const { service, target, healthy } of self.#targetHealth()) this.set({ service, target }, healthy ? 1 : 0);
+      },
+    });
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
+  }
+
+  targetResult(service: string, target: string, outcome: UpstreamOutcome, ms: number): void {
+    this.#targetTotal.inc({ service, target, outcome });
+    this.#targetSeconds.observe({ service, target }, ms / 1000);
+  }
+
+  targetEjected(service: string, target: string): void {
+    this.#targetEjections.inc({ service, target });
+  }
+
+  probeResult(service: string, target: string, passed: boolean): void {
+    this.#probes.inc({ service, target, result: passed ? 'pass' : 'fail' });
+  }
+
+  /** Where the target health gauge reads from (the current services; they change on reload). */
+  setTargetHealthSource(read: () => Iterable<TargetHealth>): void {
+    this.#targetHealth = read;
   }
 
   upstreamResult(service: string, outcome: UpstreamOutcome, ms: number): void {

@@ -41,7 +41,7 @@ export function openApiRoutes(ctx: GatewayContext, parts: ServingParts, access: 
           introspection: config.auth.introspection.url !== null,
           cors: config.cors.origins.length > 0,
           ...(config.auth.apiKeys.file === null && !config.auth.apiKeys.redis ? {} : { apiKeys: { header: config.auth.apiKeys.header } }),
-          schemas: componentSchemas(table, apiRootResource(table)),
+          schemas: componentSchemas(table, apiRootResource(table, config)),
         }),
       );
       const f = parts.entries.localFreshness();

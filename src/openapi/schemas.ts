@@ -129,6 +129,13 @@ export function componentSchemas(table: ResourceTable, root: Resource): Record<s
     root.fields['public'] === undefined
       ? {}
       : { public: { type: 'array', items: { type: 'string' }, description: 'Relations of links whose reads need no credentials.' } };
+  // `embeddable`, when some resource declares relations to embed: root relation → what `embed` may name.
+  if (root.fields['embeddable'] !== undefined)
+    rootFields['embeddable'] = {
+      type: 'object',
+      additionalProperties: { type: 'array', items: { type: 'string' } },
+      description: 'By relation of the links: the relation paths its `embed` parameter may name.',
+    };
   return {
     HalLink: { type: 'object', required: ['href'], properties: { href: { type: 'string' }, templated: { type: 'boolean' } } },
     ...(Object.assign({}, ...table.resources.map(resourceSchemas)) as Record<string, JsonSchema>),

@@ -1,12 +1,14 @@
 import type { Pool } from 'undici';
 import type { ClaimTable } from '../auth/claims.ts';
-import { servicesOf } from '../config/service-checks.ts';
+import { servicesOf, targetsOf } from '../config/service-checks.ts';
 import type { Config, UpstreamConfig } from '../config/types.ts';
 import type { CircuitBreaker } from '../lib/breaker.ts';
 import { undici } from '../lib/undici.ts';
 import type { UpstreamCall } from '../upstream/call.ts';
+import type { Balancer } from '../upstream/balancer.ts';
 import { RequestHeaders } from '../upstream/request-headers.ts';
 import type { UpstreamServices } from '../upstream/services.ts';
+import type { Target } from '../upstream/target.ts';
 
 /**
  * What a pass-through route needs of its service: where it is, its own pool of connections, the
@@ -25,7 +27,9 @@ export class PassthroughService {
   readonly who: string;
   readonly #headers: RequestHeaders;
   readonly #connections: number;
-  #pool: Pool | null = null;
+  /** The service's targets and their health, shared with its resources' requests; the pools are this service's own. */
+  readonly #balancer: Balancer;
+  readonly #pools = new Map<Target, Pool>();
   #closed = false;
 
   constructor(name: string, config: UpstreamConfig, url: string, services: UpstreamServices, claims: ClaimTable) {
@@ -39,6 +43,7 @@ export class PassthroughService {
     this.who = client.who;
     this.#headers = new RequestHeaders(config, claims, process.env);
     this.#connections = config.connections;
+    this.#balancer = client.balancer;
   }
 
   /** The headers the service adds (its fixed ones, the request id and trace context, Authorization and claims where it forwards them), Accept left to the client. */
@@ -50,27 +55,33 @@ export class PassthroughService {
     return headers;
   }
 
-  /** The pool pass-through requests to this service use, made on first use. */
+  /**
+   * The pool of the target the next pass-through request goes to (the balancer of the service's
+   * resources picks it, so an ejected target gets none), each made on first use.
+   */
   pool(): Pool {
-    if (this.#pool !== null) return this.#pool;
+    const target = this.#balancer.pick(null);
+    const made = this.#pools.get(target);
+    if (made !== undefined) return made;
     const { Pool: PoolClass, errors } = undici();
     if (this.#closed) throw new errors.ClientClosedError();
     // undici's own head and body time-outs are off: the relay keeps its own (a paused body, waiting
     // for a slow client, is not the upstream idling). Connecting is bounded by the service's deadline.
-    this.#pool = new PoolClass(this.origin, {
+    const pool = new PoolClass(target.origin, {
       connections: this.#connections,
       pipelining: 1,
       keepAliveTimeout: 4000,
-      connect: { timeout: this.timeoutMs },
+      connect: { ...target.connect, timeout: this.timeoutMs },
       headersTimeout: 0,
       bodyTimeout: 0,
     });
-    return this.#pool;
+    this.#pools.set(target, pool);
+    return pool;
   }
 
   close(): Promise<void> {
     this.#closed = true;
-    return this.#pool === null ? Promise.resolve() : this.#pool.close();
+    return Promise.all([...this.#pools.values()].map((pool) => pool.close())).then(() => undefined);
   }
 }
 
@@ -105,7 +116,8 @@ export class PassthroughServices {
     const built = new Map<string, Built>();
     for (const [name, service] of servicesOf(config)) {
       if (!used.has(name)) continue;
-      const url = urlOf(name, service);
+      // The first target's URL stands for the service's (every target has its path): a service of `targets` has no `url`.
+      const url = targetsOf(service, urlOf(name, service))[0]?.url ?? null;
       // A service a route uses has a URL (config validation: embedded-sample.ts).
       if (url === null) continue;
       const key = JSON.stringify([service, url, claims.names]);

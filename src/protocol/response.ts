@@ -14,6 +14,8 @@ export class HgResponse<Req extends IncomingMessage = IncomingMessage> extends S
   cacheOutcome = '';
   /** Time spent waiting for the upstream, in ms; -1 when it was not asked. */
   upstreamMs = -1;
+  /** An assembled answer's Embed-Status (parts left out or stale), for the access log; '' for none. */
+  embedStatus = '';
   /** Body bytes written (set by the writers), for the access log. */
   bytes = 0;
   /** Index of the route's statistics (see RequestStats); -1 until routed. */

@@ -5,6 +5,7 @@ import { getAndHead, type RouteDef } from '../protocol/route.ts';
 import type { Link, Resource } from '../hypermedia/resource.ts';
 import type { Access } from './access.ts';
 import type { ResourceTable } from './compile.ts';
+import type { Config } from '../config/types.ts';
 import { ReadThrough } from './read-through.ts';
 import { API_ROOT, OPENAPI_PATH } from './own-paths.ts';
 import type { ServingParts } from './serving-parts.ts';
@@ -18,7 +19,7 @@ export { API_ROOT, OPENAPI_PATH };
  * template under the resource's rel (RFC 6570, templated); then this document's description.
  * When some resource is public, `public` lists the relations anyone may read without credentials.
  */
-export function apiRootResource(table: ResourceTable): Resource {
+export function apiRootResource(table: ResourceTable, config: Config | null = null): Resource {
   const links: Record<string, Link> = { self: API_ROOT };
   // Relations whose reads need no credentials (public resources), so a client knows before it tries.
   const open: string[] = [];
@@ -33,7 +34,30 @@ export function apiRootResource(table: ResourceTable): Resource {
     }
   }
   links['describedby'] = OPENAPI_PATH;
-  return { fields: open.length === 0 ? {} : { public: open }, links };
+  const fields: Record<string, unknown> = open.length === 0 ? {} : { public: open };
+  const embeddable = config === null ? {} : embeddableOf(table, config);
+  if (Object.keys(embeddable).length > 0) fields['embeddable'] = embeddable;
+  return { fields, links };
+}
+
+/**
+ * What a client may ask to embed (`?embed=`, resources.md "Embedding"), by the root's relation:
+ * an item template's declared relations, a collection's own and its members' (`items.<rel>`).
+ * Empty when nothing declares any, so such a root stays as it was.
+ */
+function embeddableOf(table: ResourceTable, config: Config): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const r of table.resources) {
+    const declared = config.resources[r.name];
+    if (declared == null) continue;
+    const itemRels = Object.keys(declared.embed);
+    if (r.collection !== null && r.collection.path.params.length === 0 && declared.collection !== null) {
+      const rels = [...Object.keys(declared.collection.embed), ...itemRels.map((rel) => `items.${rel}`)];
+      if (rels.length > 0) out[r.name] = rels;
+    }
+    if (r.rel !== null && itemRels.length > 0) out[r.rel] = itemRels;
+  }
+  return out;
 }
 
 /** The API root's path has no parameters. */
@@ -41,7 +65,7 @@ const NO_VALUES: readonly never[] = Object.freeze([]);
 
 /** GET/HEAD /api. */
 export function apiRootRoutes(ctx: GatewayContext, parts: ServingParts, access: Access, table: ResourceTable): RouteDef[] {
-  const root = apiRootResource(table);
+  const root = apiRootResource(table, ctx.config);
   const { entries } = parts;
   // Made here, not upstream: it is rendered once per freshness period and served from the cache.
   const source: Source = {

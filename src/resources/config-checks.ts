@@ -328,6 +328,59 @@ function checkLinkTargets(config: Config, problems: string[]): void {
 }
 
 /**
+ * Only declared relations may be embedded, and each must lead where it says: a relation of the
+ * declaration's links (the collection's for `collection.embed`), a declared target whose item path
+ * (or collection path, for `kind: "collection"`) the link's template may lead to.
+ */
+function checkEmbeds(config: Config, problems: string[]): void {
+  const names = Object.keys(config.resources).filter((n) => config.resources[n] != null);
+  for (const [name, r] of Object.entries(config.resources)) {
+    const declared: [string, Readonly<Record<string, string>>, ResourceConfig['embed']][] = [[`resources.${name}`, r.links, r.embed]];
+    if (r.collection !== null) declared.push([`resources.${name}.collection`, r.collection.links, r.collection.embed]);
+    for (const [at, links, embeds] of declared) {
+      for (const [rel, embed] of Object.entries(embeds)) {
+        const key = `${at}.embed.${rel}`;
+        const text = links[rel];
+        if (rel === 'items') {
+          problems.push(
+            `${key}: "items" names a collection's members in an embed path (items.<rel>); declare the members' relations in resources.${name}.embed`,
+          );
+          continue;
+        }
+        if (text == null) {
+          problems.push(`${key}: "${rel}" is not a relation of ${at}.links; only a declared link can be embedded`);
+          continue;
+        }
+        const target = config.resources[embed.target];
+        if (target == null) {
+          const hint = closest(embed.target, names);
+          problems.push(`${key}.target: "${embed.target}" is not a declared resource${hint === undefined ? '' : ` (did you mean "${hint}"?)`}`);
+          continue;
+        }
+        const path = embed.kind === 'collection' ? target.collection?.path : target.path;
+        if (path === undefined) {
+          problems.push(`${key}.kind: "collection", but resources.${embed.target} declares no collection`);
+          continue;
+        }
+        if (embed.batch !== null) {
+          if (embed.kind !== 'item') problems.push(`${key}.batch: only an item relation reads its parts through a batch endpoint`);
+          else if (!embed.batch.upstream.includes('{ids}'))
+            problems.push(`${key}.batch.upstream: has no {ids} for the identifiers, got ${JSON.stringify(embed.batch.upstream)}`);
+          else if (PathTemplate.problem(target.path) === null && PathTemplate.parse(target.path).params.length !== 1)
+            problems.push(`${key}.batch: resources.${embed.target}'s path has more than one parameter, and a batch endpoint is asked by identifier alone`);
+          pointer(embed.batch.items, `${key}.batch.items`, problems);
+        }
+        if (PathTemplate.problem(text) !== null || PathTemplate.problem(path) !== null) continue; // named as bad templates already
+        if (!PathTemplate.parse(text).mayLeadTo(PathTemplate.parse(path)))
+          problems.push(
+            `${key}: the link ${text} cannot lead to ${path} (resources.${embed.target}'s ${embed.kind === 'collection' ? 'collection.path' : 'path'})`,
+          );
+      }
+    }
+  }
+}
+
+/**
  * The rules a resource table must keep beyond each key's own type (docs/resources.md):
  * templates that parse and name only known parameters, typed parameters, declared services, JSON
  * pointers, no two templates (items, collections, the API root and its document) that can match
@@ -354,4 +407,5 @@ export function checkResources(config: Config, problems: string[]): void {
     }
   }
   checkLinkTargets(config, problems);
+  checkEmbeds(config, problems);
 }

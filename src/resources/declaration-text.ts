@@ -17,6 +17,8 @@ export function declarationText(r: ResourceConfig): string {
     if (this === r && key === 'linkFields') return undefined;
     // Which fields a write may not set changes no rendering: left out, so declaring it changes no ETag.
     if (this === r && key === 'readOnlyFields') return undefined;
+    // Embeddable relations change what a request may ask for, never how the resource alone renders.
+    if (key === 'embed') return undefined;
     if (key === 'query' && typeof value === 'object' && value !== null && Object.keys(value).length === 0) return undefined;
     if (key === 'paging' && value === null && this === collection) return undefined;
     return value;

@@ -18,6 +18,7 @@ import { parsePageQuery, refuseQuery } from './page-query.ts';
 import { readItemQuery } from './item-query.ts';
 import { paramRule, paramSchema, type ParamType, type ParamValue } from './params.ts';
 import { schemaName } from './naming.ts';
+import { embedParamDocs, withEmbedding, type CollectionLocator, type EmbedHook, type ReadHandler, type ReadPaths } from './embed-hook.ts';
 
 /** Only the canonical spelling of a path names a resource: anything else is the router's plain 404. */
 function routeNotFound(): HgError {
@@ -42,8 +43,6 @@ function perIdentity(r: CompiledResource): string {
   return `, separately for each value of ${by.join(' and ')}`;
 }
 
-type ReadHandler = (req: IncomingMessage, res: HgResponse, path: string) => void | Promise<void>;
-
 /** Who may read an item or a page: the resource's access rule, chosen once per resource rather than per request. */
 type ReadRule = (access: Access, req: IncomingMessage, r: CompiledResource, values: readonly ParamValue[]) => Principal | Promise<Principal>;
 const collectionRule: ReadRule = (access, req, r, values) => access.collection(req, r, values);
@@ -53,6 +52,15 @@ const publicRule: ReadRule = (access, req, r) => access.publicRead(req, r);
 /** The cache key of `key` (a path, with its canonical query if any) for the asker: itself, or with the identity of a resource that varies. */
 function keyFor(r: CompiledResource, key: string, claims: Principal['claims'], req: IncomingMessage): string {
   return r.vary === null ? key : identityKey(key, r.vary, claims, req);
+}
+
+/**
+ * The cache key of the item at `path` (no query: a link's target) for this caller, as its route
+ * keys it: with the canonical query of its declared parameters' defaults, and the identity of a
+ * resource that varies.
+ */
+function itemKey(r: CompiledResource, path: string, claims: Principal['claims'], req: IncomingMessage): string {
+  return keyFor(r, r.query === null ? path : readItemQuery(r.query, path, path), claims, req);
 }
 
 /**
@@ -99,7 +107,7 @@ function itemRead(r: CompiledResource, reader: ReadThrough, access: Access): Rea
 }
 
 /** GET/HEAD of one item. */
-function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access): RouteDef[] {
+function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access, embedded: ReadHandler | null, embedDocs: ParamDoc[]): RouteDef[] {
   const read = itemRead(r, reader, access);
   // An item that declares query parameters is cached under its canonical query (a route of its own,
   // so an item that declares none runs the code above and nothing more).
@@ -117,19 +125,19 @@ function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access): R
         };
   const errors: HgErrorCode[] = [
     'HG_ERR_ROUTE_NOT_FOUND',
-    ...(r.query === null ? [] : (['HG_ERR_INVALID_QUERY'] as const)),
+    ...(r.query === null && embedded === null ? [] : (['HG_ERR_INVALID_QUERY'] as const)),
     'HG_ERR_RESOURCE_NOT_FOUND',
     ...(r.owner === null ? [] : (['HG_ERR_NOT_OWNER'] as const)),
     ...upstreamErrors(r.service),
   ];
   return getAndHead(
     r.item.route,
-    readQueried,
+    withEmbedding(readQueried, embedded),
     {
       operationId: `get${schemaName(r.singular)}`,
       summary: `Read one ${r.singular}`,
       description: `One ${r.singular} with its links (${['self', ...r.links.map((l) => l.rel)].join(', ')}). Cached for up to ${r.maxAgeSeconds} s${perIdentity(r)}; conditional with If-None-Match.`,
-      params: [...pathParams(r, r.item.params, r.types), ...declaredQueryDocs(r.query)],
+      params: [...pathParams(r, r.item.params, r.types), ...declaredQueryDocs(r.query), ...embedDocs],
       scopes: access.scopesOf(r, false),
       public: r.public,
       ok: {
@@ -144,31 +152,47 @@ function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access): R
   );
 }
 
-/** GET/HEAD of a collection: a page (canonical self) or the whole list. */
-function collectionRoutes(r: CompiledResource, c: CompiledCollection, parts: ServingParts, access: Access, items: ItemReaders): RouteDef[] {
-  const rule = r.public ? publicRule : collectionRule;
+/** The locator of a collection's reads: the whole list, a plain page, or a page under declared parameters and paging. */
+function collectionLocator(r: CompiledResource, c: CompiledCollection, parts: ServingParts, items: ItemReaders): CollectionLocator {
   const whole = c.paged || !c.plain ? null : new ReadThrough(parts, new CollectionSource(r, c, parts.entries, null, items));
-  const read = (req: IncomingMessage, res: HgResponse, path: string): void | Promise<void> => {
+  return (req, url, path, claims) => {
+    if (whole !== null) {
+      // The path is the target without its query: a longer target has one.
+      if (url.length !== path.length) refuseQuery(url);
+      return { reader: whole, key: keyFor(r, path, claims, req) };
+    }
+    if (c.plain) {
+      const paging = parsePageQuery(url);
+      // A page has its own source (the paging it asks the upstream for).
+      const page = new ReadThrough(parts, new CollectionSource(r, c, parts.entries, paging, items));
+      return { reader: page, key: keyFor(r, pagePath(path, paging.offset, paging.limit), claims, req) };
+    }
+    // Declared parameters, another paging style or a fixed upstream query: the canonical query path.
+    const { key, ask } = readCollectionQuery(c, r.name, path, url, parts.cursors);
+    return { reader: new ReadThrough(parts, new CollectionSource(r, c, parts.entries, ask, items)), key: keyFor(r, key, claims, req) };
+  };
+}
+
+/** GET/HEAD of a collection: a page (canonical self) or the whole list. */
+function collectionRoutes(
+  r: CompiledResource,
+  c: CompiledCollection,
+  locate: CollectionLocator,
+  access: Access,
+  embedded: ReadHandler | null,
+  embedDocs: ParamDoc[],
+): RouteDef[] {
+  const rule = r.public ? publicRule : collectionRule;
+  const plainRead = (req: IncomingMessage, res: HgResponse, path: string): void | Promise<void> => {
     const values: ParamValue[] = [];
     if (!c.path.match(path, c.types, values)) throw routeNotFound();
     const serve = ({ claims }: Principal): void | Promise<void> => {
-      if (whole !== null) {
-        // The path is the target without its query: a longer target has one.
-        if (req.url !== undefined && req.url.length !== path.length) refuseQuery(req.url);
-        return whole.respond(req, res, keyFor(r, path, claims, req), values, claims);
-      }
-      if (c.plain) {
-        const paging = parsePageQuery(req.url ?? '');
-        // A page has its own source (the paging it asks the upstream for).
-        const page = new ReadThrough(parts, new CollectionSource(r, c, parts.entries, paging, items));
-        return page.respond(req, res, keyFor(r, pagePath(path, paging.offset, paging.limit), claims, req), values, claims);
-      }
-      // Declared parameters, another paging style or a fixed upstream query: the canonical query path.
-      const { key, ask } = readCollectionQuery(c, r.name, path, req.url ?? '', parts.cursors);
-      return new ReadThrough(parts, new CollectionSource(r, c, parts.entries, ask, items)).respond(req, res, keyFor(r, key, claims, req), values, claims);
+      const { reader, key } = locate(req, req.url ?? '', path, claims);
+      return reader.respond(req, res, key, values, claims);
     };
     return andThen(rule(access, req, r, values), serve);
   };
+  const read = withEmbedding(plainRead, embedded);
   const name = `${schemaName(r.singular)}${c.paged ? 'Page' : 'List'}`;
   const ownership: HgErrorCode[] = r.owner !== null && c.ownerParam !== -1 ? ['HG_ERR_NOT_OWNER'] : [];
   // Below an item (orders of a customer), a missing item is that item's own 404 (customer-not-found).
@@ -180,7 +204,7 @@ function collectionRoutes(r: CompiledResource, c: CompiledCollection, parts: Ser
       operationId: `list${schemaName(r.name)}`,
       summary: c.paged ? `Read a page of ${r.name}` : `Read the ${r.name}`,
       description: collectionDescription(r, c),
-      params: [...pathParams(r, c.path.params, c.types), ...declaredQueryDocs(c.query), ...pagingParams(r, c)],
+      params: [...pathParams(r, c.path.params, c.types), ...declaredQueryDocs(c.query), ...pagingParams(r, c), ...embedDocs],
       scopes: access.scopesOf(r, true),
       public: r.public,
       ok: { description: `The ${r.name}.`, content: { 'application/json': name, 'application/hal+json': `${name}Hal` }, ...exposedDoc(r) },
@@ -197,16 +221,24 @@ function collectionRoutes(r: CompiledResource, c: CompiledCollection, parts: Ser
   );
 }
 
-/** Every read route of the table: each resource's collection (if declared) and its items. */
 /** The upstream's headers a read passes on, for its route doc; nothing for a service that exposes none. */
 function exposedDoc(r: CompiledResource): { exposedHeaders?: readonly string[] } {
   return r.service.exposeHeaders.length === 0 ? {} : { exposedHeaders: r.service.exposeHeaders };
 }
 
-export function readRoutes(table: ResourceTable, parts: ServingParts, access: Access): RouteDef[] {
+/** Every read route of the table: each resource's collection (if declared) and its items. */
+export function readRoutes(table: ResourceTable, parts: ServingParts, access: Access, embedding: EmbedHook | null = null): RouteDef[] {
   const items: ItemReaders = new Map(table.resources.map((r) => [r, new ReadThrough(parts, itemSource(r, parts.entries))] as const));
-  return table.resources.flatMap((r) => [
-    ...(r.collection === null ? [] : collectionRoutes(r, r.collection, parts, access, items)),
-    ...itemRoutes(r, items.get(r) as ReadThrough, access),
-  ]);
+  const collections = new Map<CompiledResource, CollectionLocator>();
+  for (const r of table.resources) if (r.collection !== null) collections.set(r, collectionLocator(r, r.collection, parts, items));
+  const paths: ReadPaths = { parts, items, collections, itemKey: (r, path, claims, req) => itemKey(r, path, claims, req) };
+  return table.resources.flatMap((r) => {
+    const locate = collections.get(r);
+    return [
+      ...(r.collection === null || locate === undefined
+        ? []
+        : collectionRoutes(r, r.collection, locate, access, embedding?.handlerFor(r, true, paths) ?? null, embedParamDocs(embedding, r, true))),
+      ...itemRoutes(r, items.get(r) as ReadThrough, access, embedding?.handlerFor(r, false, paths) ?? null, embedParamDocs(embedding, r, false)),
+    ];
+  });
 }

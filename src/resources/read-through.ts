@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { ClaimValue } from '../auth/claims.ts';
 import type { CacheEntry } from '../cache/cache-entry.ts';
+import type { Representation } from '../cache/representation.ts';
 import { forOneRequest, remainingSeconds, staleSeconds, wasStored, withinStaleWindow } from '../cache/freshness.ts';
 import { ALWAYS_HEARING, type InvalidationHearing } from '../cluster/hearing.ts';
 import type { GatewayContext } from './context.ts';
@@ -15,6 +16,12 @@ import type { ParamValue } from './params.ts';
 import { writeRepresentation } from './send-representation.ts';
 import type { ServingParts } from './serving-parts.ts';
 import type { Source } from './source.ts';
+
+/** A representation read for an assembled answer, and whether it is a stale copy standing in for a failed upstream. */
+export interface PartRead {
+  readonly rep: Representation;
+  readonly stale: boolean;
+}
 
 /** What a resource read answers when the upstream fails and no stale entry may answer (route docs list them). */
 export const UPSTREAM_ERRORS = ['HG_ERR_UPSTREAM_BAD_GATEWAY', 'HG_ERR_UPSTREAM_TIMEOUT', 'HG_ERR_UPSTREAM_UNAVAILABLE'] as const;
@@ -110,6 +117,45 @@ export class ReadThrough {
     const found = entry !== undefined && entry.expiresAtMs > this.#ctx.clock.now() ? entry : await this.#loadFor(path, values, call);
     if (found.absent) throw this.#source.notFound();
     return found;
+  }
+
+  /**
+   * The representation in `format` of `key` for an answer assembled from several (embedding.md):
+   * what respond would write, as a value. Fresh from the cache, else loaded (single-flight, the
+   * shared tier), else on an upstream failure an entry expired less than
+   * cache.staleIfErrorSeconds ago, marked stale. A cached or loaded absence throws its 404.
+   * `values` must not be a scratch array: it is kept while the load runs.
+   */
+  async part(key: string, values: readonly ParamValue[], call: UpstreamCall, format: number): Promise<PartRead> {
+    const { cache, clock } = this.#ctx;
+    const now = clock.now();
+    const hit = cache.fresh(key, now);
+    if (hit !== undefined && (!this.#hearing.deaf || this.#hearing.mayServe(hit.storedAtMs, now))) return this.#partOf(key, hit, format, false);
+    let entry: CacheEntry;
+    try {
+      entry = await this.#loadFor(key, values, call);
+    } catch (err) {
+      if (!isUpstreamFailure(err)) throw err;
+      const at = this.#ctx.clock.now();
+      const stale = this.#staleWithin(key, at, this.#parts.sieMs);
+      if (stale === undefined) throw err;
+      this.#ctx.logger.warn('embedded a stale entry: the upstream failed', {
+        ...err.log,
+        path: key,
+        code: err.code,
+        cause: causeOf(err),
+        staleSeconds: staleSeconds(stale, at),
+      });
+      this.#ctx.cache.tally.stale++;
+      return this.#partOf(key, stale, format, true);
+    }
+    return this.#partOf(key, entry, format, false);
+  }
+
+  #partOf(key: string, entry: CacheEntry, format: number, stale: boolean): PartRead {
+    // addVariant throws the source's 404 for a cached absence.
+    const rep = entry.variant(format) ?? this.#parts.entries.addVariant(key, entry, format, this.#source);
+    return { rep, stale };
   }
 
   /**

@@ -4,7 +4,8 @@ import { AggregatorRegistry } from 'prom-client';
 import { KeySourceError } from '../auth/keys.ts';
 import { mintDevToken } from '../auth/mint.ts';
 import { redactUrl } from '../config/redact.ts';
-import type { Config } from '../config/types.ts';
+import { servicesOf } from '../config/service-checks.ts';
+import type { Config, UpstreamConfig } from '../config/types.ts';
 import { createGateway, type Gateway } from '../gateway/create-gateway.ts';
 import { reloadProblems } from '../gateway/reload.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -186,10 +187,19 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
     });
   // Printed URLs never carry credentials (docs/configuration.md), whatever a key will allow.
   const upstreamUrl = gateway.upstreamUrl;
-  if (upstreamUrl === null) logger.info('upstream not set (no resource reads from the default service)', { event: 'upstream' });
+  if (gateway.config.upstream.targets.length > 0) logTargets(logger, 'upstream', 'upstream', gateway.config.upstream);
+  else if (upstreamUrl === null) logger.info('upstream not set (no resource reads from the default service)', { event: 'upstream' });
   else logger.info(`upstream ${redactUrl(upstreamUrl)}${gateway.embeddedUpstream ? ' (embedded sample customer service)' : ''}`, { event: 'upstream' });
   for (const [name, service] of Object.entries(gateway.config.upstreams)) {
-    logger.info(`upstream ${name} ${service.url === null ? '(no url)' : redactUrl(service.url)}`, { event: 'upstream', service: name });
+    if (service.targets.length > 0) logTargets(logger, `upstream ${name}`, name, service);
+    else logger.info(`upstream ${name} ${service.url === null ? '(no url)' : redactUrl(service.url)}`, { event: 'upstream', service: name });
+  }
+  for (const [name, service] of servicesOf(gateway.config)) {
+    if (!service.tls.rejectUnauthorized)
+      logger.warn(`upstream ${name}: TLS certificates are not verified (tls.rejectUnauthorized is false): anyone on the path can read and change its traffic`, {
+        event: 'upstream-tls-unverified',
+        service: name,
+      });
   }
   logger.info(`auth ${gateway.keySource.description}`, { event: 'auth', mode: gateway.keySource.mode });
   for (const note of implicitVaryNotes(gateway.config)) logger.info(note, { event: 'vary' });
@@ -218,4 +228,10 @@ export async function serve(config: Config, source: ConfigSource, logger: Logger
       }
     });
   }
+}
+
+/** A service of several targets at start: each target, its weight, and that it is in the balance (no request has judged it yet). */
+function logTargets(logger: Logger, label: string, name: string, service: UpstreamConfig): void {
+  const targets = service.targets.map((t) => `${redactUrl(t.url)} (weight ${t.weight}, in the balance)`);
+  logger.info(`${label}: ${targets.length} targets, ${service.balance}: ${targets.join(', ')}`, { event: 'upstream', service: name, targets: targets.length });
 }

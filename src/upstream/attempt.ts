@@ -1,9 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import type { Deadline } from '../lib/deadline.ts';
 import { HgError } from '../lib/errors.ts';
-import type { Answer, ExchangeFailure } from '../lib/exchange.ts';
+import { errorCodeOf, type Answer, type ExchangeFailure } from '../lib/exchange.ts';
 import type { UpstreamOutcome } from '../observability/metrics.ts';
 import { badGateway } from './answer.ts';
+import type { Target } from './target.ts';
 
 /**
  * One request to a service across its attempts (made once per request: a miss or a write): its
@@ -23,11 +24,15 @@ export class Attempt {
   /** The answer of the attempt under way once it came (its body or sample is logged if it failed). */
   answer: Answer | null = null;
 
+  /** The target the attempt under way goes to (null before the first). */
+  target: Target | null = null;
+
   constructor(deadline: Deadline) {
     this.deadline = deadline;
   }
 
-  begin(): void {
+  begin(target: Target | null = null): void {
+    this.target = target;
     this.outcome = 'unreachable';
     this.status = 0;
     this.answer = null;
@@ -58,6 +63,12 @@ export function attemptError(err: unknown, failure: ExchangeFailure, attempt: At
     return new HgError('HG_ERR_UPSTREAM_TIMEOUT', { detail: `${who} did not answer within ${timeoutMs} ms.`, cause: err });
   }
   if (err instanceof HgError) return err;
+  if (failure === 'tls') {
+    attempt.outcome = 'unreachable';
+    // The reason is for the operator only: a client learns nothing of the upstream's certificates.
+    const reason = err instanceof Error ? `${errorCodeOf(err) ?? ''} ${err.message}`.trim() : String(err);
+    return new HgError('HG_ERR_UPSTREAM_TLS', { cause: err, log: { tlsError: reason } });
+  }
   // Refused, reset, or the connection lost during the body.
   attempt.outcome = 'unreachable';
   return badGateway(`${who} could not be reached.`, err);

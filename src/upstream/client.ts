@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import type { Dispatcher, Pool } from 'undici';
+import type { ConnectionOptions } from 'node:tls';
+import type { Dispatcher } from 'undici';
 import type { ClaimTable, ClaimValue } from '../auth/claims.ts';
 import type { UpstreamConfig } from '../config/types.ts';
 import { CircuitBreaker, PROBE } from '../lib/breaker.ts';
@@ -7,13 +8,15 @@ import { systemClock, type Clock } from '../lib/clock.ts';
 import { Deadline } from '../lib/deadline.ts';
 import type { HgError } from '../lib/errors.ts';
 import { exchangeFailure, startExchange, type Answer, type PlanBody } from '../lib/exchange.ts';
-import { undici } from '../lib/undici.ts';
 import type { UpstreamObserver } from '../observability/metrics.ts';
 import { planRead, planWrite, readResult, writeResult, type Decode, type UpstreamResult, type WriteResult } from './answer.ts';
 import { Attempt, attemptError, unavailable } from './attempt.ts';
+import { Balancer } from './balancer.ts';
 import type { UpstreamCall } from './call.ts';
 import { failureLog, withLog } from './failure-log.ts';
+import { HealthProbes } from './health-probe.ts';
 import { RequestHeaders, setHeader } from './request-headers.ts';
+import { serviceTargets, type Target } from './target.ts';
 
 // The client's surface: what its callers read and pass.
 export type { Decode, UpstreamResult, WriteResult };
@@ -30,6 +33,8 @@ export interface ServiceOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** server.trustProxy: whose X-Forwarded-* a `forwarded` service's headers believe. */
   readonly trustProxy?: readonly string[];
+  /** The TLS settings of its `https` targets, files already read (tls.ts). */
+  readonly tls?: Readonly<ConnectionOptions>;
 }
 
 /** Why an exchange in flight was aborted; the cause of the 504 it becomes. */
@@ -54,11 +59,8 @@ const DEADLINE_PASSED = 'the upstream request passed its deadline';
  * with back-off, which this client must not do.
  */
 export class UpstreamClient {
-  /** Made on the first request (undici loads then: see lib/undici.ts). */
-  #pooled: Pool | null = null;
-  /** close() was called: no pool may be made after it (one made then would never be closed). */
-  #closed = false;
-  readonly #poolOptions: Pool.Options;
+  /** The service's targets (one for a `url`), each with its pool, and which one a request goes to. */
+  readonly balancer: Balancer;
   readonly #basePath: string;
   readonly #timeoutMs: number;
 
@@ -85,6 +87,8 @@ export class UpstreamClient {
   readonly who = 'The upstream service';
   readonly #headers: RequestHeaders;
   readonly exposeHeaders: readonly string[]; // passed to the client, as configured (answer.ts exposedHeaders)
+  /** The active health check (healthCheck.path set), else null. */
+  readonly #probes: HealthProbes | null;
 
   constructor(config: UpstreamConfig, url: string, observer?: UpstreamObserver, clock: Clock = systemClock, options?: ServiceOptions) {
     this.#observer = observer;
@@ -94,19 +98,18 @@ export class UpstreamClient {
     this.exposeHeaders = config.exposeHeaders;
     this.#headers = new RequestHeaders(config, options?.claims, options?.env ?? process.env, options?.trustProxy);
     this.breaker = new CircuitBreaker(config.breaker, clock);
-    const base = new URL(url);
+    const targets = serviceTargets(config, url, options?.tls ?? {});
+    // Every target has the same path (config validation), so the first one's is the service's.
+    const base = new URL((targets[0] ?? { url }).url);
     this.origin = base.origin;
     this.#basePath = base.pathname.replace(/\/+$/, '');
     this.#timeoutMs = config.timeoutMs;
     this.#maxBytes = config.maxResponseBytes;
-    this.#poolOptions = {
-      connections: config.connections,
-      pipelining: 1,
-      keepAliveTimeout: 4000, // 4 s idle, under Node's 5 s server default so we close first
-      connect: { timeout: config.timeoutMs },
-      headersTimeout: config.timeoutMs,
-      bodyTimeout: config.timeoutMs,
-    };
+    this.balancer = new Balancer(targets, config, clock, (target, forMs) => this.#observer?.targetEjected(this.name, target.origin, forMs));
+    const check = config.healthCheck;
+    const probePath = check === null ? null : check.path;
+    this.#probes =
+      check === null || probePath === null ? null : new HealthProbes(this.name, this.balancer, { ...check, path: probePath }, this.#basePath, observer);
   }
 
   /** Does this service receive claims (forwardClaims)? */
@@ -120,18 +123,6 @@ export class UpstreamClient {
    */
   claimProblem(claims: readonly ClaimValue[] | undefined): HgError | null {
     return this.#headers.claimProblem(claims);
-  }
-
-  get #pool(): Pool {
-    return this.#pooled ?? this.#open();
-  }
-
-  /** The pool, on the first request; refused once closed, as a closed pool refuses (mapped to a 502). */
-  #open(): Pool {
-    const { Pool: PoolClass, errors } = undici();
-    if (this.#closed) throw new errors.ClientClosedError();
-    this.#pooled = new PoolClass(this.origin, this.#poolOptions);
-    return this.#pooled;
   }
 
   /**
@@ -195,7 +186,8 @@ export class UpstreamClient {
     const attempt = new Attempt(new Deadline(this.#timeoutMs, DEADLINE_PASSED));
     try {
       for (;;) {
-        attempt.begin();
+        // A retry goes to another target when there is one (Balancer.pick avoids the one that failed).
+        attempt.begin(this.balancer.pick(attempt.target));
         try {
           const result = await attemptOnce(attempt);
           this.#settle(attempt, admitted === PROBE);
@@ -225,6 +217,11 @@ export class UpstreamClient {
     this.#observer?.upstreamResult(this.name, attempt.outcome, performance.now() - attempt.startedMs);
     if (attempt.failed) this.breaker.failed(probe);
     else this.breaker.succeeded(probe);
+    // The target's own health and metrics: a service of one target has nothing to weigh.
+    if (this.balancer.single) return;
+    const target = attempt.target as Target;
+    this.balancer.settled(target, attempt.outcome, attempt.status);
+    this.#observer?.targetResult(this.name, target.origin, attempt.outcome, performance.now() - attempt.startedMs);
   }
 
   /**
@@ -232,19 +229,23 @@ export class UpstreamClient {
    * is the answer's (0 if none came), and its outcome `bad_body` until the caller says otherwise.
    */
   async #exchange(options: Dispatcher.DispatchOptions, plan: PlanBody, attempt: Attempt): Promise<Answer> {
-    const exchange = startExchange(this.#pool, options, this.#maxBytes, plan, attempt.deadline);
+    const target = attempt.target as Target;
+    const exchange = startExchange(target.pool(), options, this.#maxBytes, plan, attempt.deadline);
+    target.outstanding++;
     try {
       const answer = await exchange.answer;
       attempt.outcome = 'bad_body';
       attempt.answer = answer;
       return answer;
     } finally {
+      target.outstanding--;
       attempt.status = exchange.status;
     }
   }
 
-  close(): Promise<void> {
-    this.#closed = true;
-    return this.#pooled === null ? Promise.resolve() : this.#pooled.close();
+  /** Closes every target's pool; the requests under way finish. */
+  async close(): Promise<void> {
+    this.#probes?.stop();
+    await Promise.all(this.balancer.targets.map((target) => target.close()));
   }
 }

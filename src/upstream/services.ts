@@ -1,10 +1,11 @@
 import type { ClaimTable } from '../auth/claims.ts';
 import type { Clock } from '../lib/clock.ts';
 import { sameValue } from '../lib/same-value.ts';
-import { servicesOf } from '../config/service-checks.ts';
+import { servicesOf, targetsOf } from '../config/service-checks.ts';
 import type { Config, UpstreamConfig } from '../config/types.ts';
-import type { BreakerStateName, UpstreamObserver } from '../observability/metrics.ts';
+import type { BreakerStateName, TargetHealth, UpstreamObserver } from '../observability/metrics.ts';
 import { UpstreamClient } from './client.ts';
+import { tlsOptionsOf } from './tls.ts';
 
 interface Built {
   readonly client: UpstreamClient;
@@ -19,9 +20,11 @@ interface Built {
  */
 export class UpstreamServices {
   readonly #built: ReadonlyMap<string, Built>;
+  readonly #clock: Clock;
 
-  private constructor(built: ReadonlyMap<string, Built>) {
+  private constructor(built: ReadonlyMap<string, Built>, clock: Clock) {
     this.#built = built;
+    this.#clock = clock;
   }
 
   /**
@@ -38,19 +41,23 @@ export class UpstreamServices {
   ): UpstreamServices {
     const built = new Map<string, Built>();
     for (const [name, service] of servicesOf(config)) {
-      const url = urlOf(name, service);
+      // The first target's URL stands for the service's (every target has its path): a service of `targets` has no `url`.
+      const url = targetsOf(service, urlOf(name, service))[0]?.url ?? null;
       if (url === null) continue;
       const trustProxy = service.forwarded ? config.server.trustProxy : [];
-      const settings = [service, url, claims.names, trustProxy];
+      const tls = tlsOptionsOf(service, name === 'upstream' ? 'upstream' : `upstreams.${name}`);
+      // The TLS files' contents count: a reload after a certificate was renewed makes the client afresh.
+      const tlsFiles = [tls.ca, tls.cert, tls.key].map((file) => (Buffer.isBuffer(file) ? file.toString('latin1') : null));
+      const settings = [service, url, claims.names, trustProxy, tlsFiles];
       const old = previous === null ? undefined : previous.#built.get(name);
       built.set(
         name,
         old !== undefined && sameValue(old.settings, settings)
           ? old
-          : { settings, client: new UpstreamClient(service, url, observer, clock, { name, claims, trustProxy }) },
+          : { settings, client: new UpstreamClient(service, url, observer, clock, { name, claims, trustProxy, tls }) },
       );
     }
-    return new UpstreamServices(built);
+    return new UpstreamServices(built, clock);
   }
 
   /** The client of a declared service (config validation guarantees the name). */
@@ -67,6 +74,21 @@ export class UpstreamServices {
   /** Each service's breaker state, for /metrics. */
   *breakerStates(): Iterable<readonly [string, BreakerStateName]> {
     for (const [name, { client }] of this.#built) yield [name, client.breaker.state];
+  }
+
+  /** Each target of each service with several, in the balance or out, for /metrics. */
+  *targetHealth(): Iterable<TargetHealth> {
+    for (const [service, { client }] of this.#built) {
+      const { balancer } = client;
+      if (balancer.single) continue;
+      const now = this.#clock.now();
+      for (const target of balancer.targets) yield { service, target: target.origin, healthy: balancer.available(target, now) };
+    }
+  }
+
+  /** Each service and its targets, as the start-up log names them. */
+  *targetList(): Iterable<{ readonly service: string; readonly targets: readonly string[] }> {
+    for (const [service, { client }] of this.#built) yield { service, targets: client.balancer.targets.map((t) => `${t.url} (weight ${t.weight})`) };
   }
 
   /** The services whose breaker is open now, and whether each is critical (readiness). */

@@ -11,7 +11,7 @@ import { after, test } from 'node:test';
 import { Builds, type BuiltCheckout } from '../../bench/lib/builds.ts';
 import { makeKeys } from '../../bench/lib/jwt.ts';
 import { startCheckout } from '../../bench/lib/servers.ts';
-import { BENCH_BUILDS, benchBuilds, distStamp, runBench, SLOW } from '../helpers/bench.ts';
+import { benchBuilds, distStamp, runQuickBench, SLOW } from '../helpers/bench.ts';
 import { ROOT } from '../helpers/process.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hg-compare-test-'));
@@ -21,7 +21,7 @@ const distBefore = distStamp();
 test('--compare runs the baseline, the other checkout and this one round by round, and says a single round cannot decide', SLOW, async () => {
   const results = join(dir, 'compare');
   // This working tree as the other checkout: the same build folder, so nothing is built again.
-  const run = await runBench(['--quick', '--compare', ROOT, '--duration', '1', '--warmup', '0', '--results-dir', results, '--build-dir', BENCH_BUILDS]);
+  const run = await runQuickBench(results, ['--compare', ROOT]);
   assert.equal(run.code, 0, `exit ${run.code}\n${run.stderr}\n${run.stdout}`);
   const other = `hypergate@${ROOT.split('/').at(-1)}`;
   const json = JSON.parse(readFileSync(join(results, readdirSync(results).find((f) => f.endsWith('.json')) as string), 'utf8')) as {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { parseMarked, type LoadResult, type MixedCounts } from '../../bench/lib/load.ts';
 import type { Summary } from '../../bench/lib/report.ts';
-import { BENCH_BUILDS, distStamp, runBench, SLOW } from '../helpers/bench.ts';
+import { distStamp, runBench, runQuickBench, SLOW } from '../helpers/bench.ts';
 import { ROOT } from '../helpers/process.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hg-harness-test-'));
@@ -27,21 +27,7 @@ test(
     const results = join(dir, 'results');
     const recordBefore = readFileSync(join(ROOT, 'bench/RESULTS.md'), 'utf8');
     const chartBefore = readFileSync(join(ROOT, 'bench/chart.svg'), 'utf8');
-    const run = await runBench([
-      '--quick',
-      '--scenario',
-      'hot,wide,herd',
-      '--servers',
-      'baseline,hypergate',
-      '--duration',
-      '1',
-      '--warmup',
-      '0',
-      '--results-dir',
-      results,
-      '--build-dir',
-      BENCH_BUILDS,
-    ]);
+    const run = await runQuickBench(results, ['--scenario', 'hot,wide,herd', '--servers', 'baseline,hypergate']);
     assert.equal(run.code, 0, `exit ${run.code}\n${run.stderr}\n${run.stdout}`);
     assert.match(run.stdout, /\| scenario \| server \| req\/s \| p50 ms \| p99 ms \| errors \+ non-2xx \|/);
     assert.equal(readFileSync(join(ROOT, 'bench/RESULTS.md'), 'utf8'), recordBefore);
@@ -96,21 +82,7 @@ test(
 
 test('the mixed scenario runs against hypergate only, with reads and PATCHes answered and no read older than an acknowledged write', SLOW, async () => {
   const results = join(dir, 'mixed');
-  const run = await runBench([
-    '--quick',
-    '--scenario',
-    'mixed',
-    '--servers',
-    'baseline,hypergate',
-    '--duration',
-    '1',
-    '--warmup',
-    '0',
-    '--results-dir',
-    results,
-    '--build-dir',
-    BENCH_BUILDS,
-  ]);
+  const run = await runQuickBench(results, ['--scenario', 'mixed', '--servers', 'baseline,hypergate']);
   assert.equal(run.code, 0, `exit ${run.code}\n${run.stderr}\n${run.stdout}`);
   const file = readdirSync(results).find((f) => f.endsWith('.json')) as string;
   const json = JSON.parse(readFileSync(join(results, file), 'utf8')) as { records: { server: string; mixed?: MixedCounts }[] };

@@ -15,7 +15,7 @@ import { makeKeys, mint } from '../../bench/lib/jwt.ts';
 import { measure } from '../../bench/lib/measure.ts';
 import type { Prepared } from '../../bench/lib/scenarios.ts';
 import { SERVERS, startUpstream, type StartContext, type Upstream } from '../../bench/lib/servers.ts';
-import { BENCH_BUILDS, benchBuilds, distStamp, runBench, SLOW } from '../helpers/bench.ts';
+import { BENCH_BUILDS, benchBuilds, distStamp, runBench, runQuickBench, SLOW } from '../helpers/bench.ts';
 import { ROOT } from '../helpers/process.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hg-measure-test-'));
@@ -42,22 +42,7 @@ function context(accessLog = false): StartContext {
 test('--profile --servers baseline,hypergate profiles both under load and sets them side by side in µs a request', SLOW, async () => {
   const results = join(dir, 'profile');
   const recordBefore = readFileSync(join(ROOT, 'bench/RESULTS.md'), 'utf8');
-  const run = await runBench([
-    '--profile',
-    '--quick',
-    '--scenario',
-    'hot',
-    '--servers',
-    'baseline,hypergate',
-    '--duration',
-    '1',
-    '--warmup',
-    '0',
-    '--results-dir',
-    results,
-    '--build-dir',
-    BENCH_BUILDS,
-  ]);
+  const run = await runQuickBench(results, ['--profile', '--scenario', 'hot', '--servers', 'baseline,hypergate']);
   assert.equal(run.code, 0, `exit ${run.code}\n${run.stderr}\n${run.stdout}`);
   for (const name of ['baseline', 'hypergate']) {
     const head = new RegExp(`CPU profile of ${name} under hot .*: (\\d+) requests, busy (\\d+) ms`).exec(run.stdout);

@@ -1,24 +1,16 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { ManualClock } from '../helpers/clock.ts';
 import { bearer, get } from '../helpers/gateway.ts';
-import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.ts';
-import { metric, startSharedWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
+import { redisSkip, type RedisServer } from '../helpers/redis.ts';
+import { metric, STEADY_REDIS, suiteWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
 
 describe('the shared cache tier (cache.shared)', { skip: redisSkip }, () => {
+  const suite = suiteWorld(2, STEADY_REDIS);
   let redis: RedisServer;
   let world: SharedWorld;
   let reader: Record<string, string>;
-
-  before(async () => {
-    redis = await startRedis();
-    world = await startSharedWorld(redis, 2);
-    reader = bearer(await world.token({ expiresIn: 3600 }));
-  });
-  after(async () => {
-    await world?.close();
-    await redis?.close();
-  });
+  before(() => ({ redis, world, reader } = suite.get()));
 
   const urlOf = (i: number): string => world.gateways[i]?.url as string;
   /**

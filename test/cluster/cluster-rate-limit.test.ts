@@ -1,25 +1,18 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { bearer, get, problemOf } from '../helpers/gateway.ts';
-import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.ts';
-import { metric, startSharedWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
+import { redisSkip, type RedisServer } from '../helpers/redis.ts';
+import { metric, suiteWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
 
 const BURST = 5;
 
 describe('cluster rate limits (rateLimit.scope "cluster")', { skip: redisSkip }, () => {
+  // Each test is its own client address (X-Forwarded-For from a trusted proxy): a token not yet
+  // verified is charged to its address before the crypto, so tests sharing 127.0.0.1 would share a bucket.
+  const suite = suiteWorld(2, { rateLimit: { requestsPerSecond: 1, burst: BURST }, server: { trustProxy: ['127.0.0.1'] } });
   let redis: RedisServer;
   let world: SharedWorld;
-
-  before(async () => {
-    redis = await startRedis();
-    // Each test is its own client address (X-Forwarded-For from a trusted proxy): a token not yet
-    // verified is charged to its address before the crypto, so tests sharing 127.0.0.1 would share a bucket.
-    world = await startSharedWorld(redis, 2, { rateLimit: { requestsPerSecond: 1, burst: BURST }, server: { trustProxy: ['127.0.0.1'] } });
-  });
-  after(async () => {
-    await world?.close();
-    await redis?.close();
-  });
+  before(() => ({ redis, world } = suite.get()));
 
   let clients = 0;
   const as = async (sub: string): Promise<Record<string, string>> => ({

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { bearer, get, send } from '../helpers/gateway.ts';
+import { get, send } from '../helpers/gateway.ts';
 import { redisSkip, type RedisServer } from '../helpers/redis.ts';
 import { metric, suiteWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
 
@@ -18,17 +18,10 @@ describe('an instance that cannot hear invalidations (Redis)', { skip: redisSkip
   let world: SharedWorld;
   let reader: Record<string, string>;
   let writer: Record<string, string>;
+  before(() => ({ redis, world, reader, writer } = suite.get()));
 
-  before(async () => {
-    redis = suite.redis();
-    world = suite.world();
-    reader = bearer(await world.token({ expiresIn: 3600 }));
-    writer = bearer(await world.token({ claims: { scope: 'customers:read customers:write' }, expiresIn: 3600 }));
-  });
-
-  const urlOf = (i: number, path: string): string => `${world.gateways[i]?.url as string}${path}`;
   const nameOn = async (i: number, path: string): Promise<{ name: string; cacheStatus: string }> => {
-    const res = await get(urlOf(i, path), reader);
+    const res = await get(world.url(i, path), reader);
     assert.equal(res.status, 200);
     return { name: (res.json() as { name: string }).name, cacheStatus: String(res.headers['cache-status']) };
   };
@@ -44,7 +37,7 @@ describe('an instance that cannot hear invalidations (Redis)', { skip: redisSkip
     world.upstream.on('PATCH /customers/41', { kind: 'json', body: { id: 41, name: 'After', status: 'active' } });
     world.upstream.on('GET /customers/41', { kind: 'json', body: { id: 41, name: 'After', status: 'active' } });
     assert.equal(
-      (await send(urlOf(0, path), 'PATCH', { ...writer, 'content-type': 'application/merge-patch+json', 'if-match': '*' }, '{"name":"After"}')).status,
+      (await send(world.url(0, path), 'PATCH', { ...writer, 'content-type': 'application/merge-patch+json', 'if-match': '*' }, '{"name":"After"}')).status,
       200,
     );
 

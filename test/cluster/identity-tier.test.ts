@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { bearer, get, type HttpAnswer } from '../helpers/gateway.ts';
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.ts';
-import { metric, startSharedWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
+import { metric, startSharedWorld, STEADY_REDIS, until, type SharedWorld } from '../helpers/shared-world.ts';
 import { startTenantUpstream, type TenantUpstream } from '../helpers/tenant-upstream.ts';
 
 const nameOf = (answer: HttpAnswer): string => (answer.json() as { name: string }).name;
@@ -22,7 +22,7 @@ describe('a tenant-varying resource in the shared tier', { skip: redisSkip }, ()
   before(async () => {
     redis = await startRedis();
     up = await startTenantUpstream();
-    world = await startSharedWorld(redis, 2, { upstream: { url: up.url, forwardClaims: { 'X-Tenant': 'tenant' } } });
+    world = await startSharedWorld(redis, 2, { ...STEADY_REDIS, upstream: { url: up.url, forwardClaims: { 'X-Tenant': 'tenant' } } });
     a = bearer(await world.token({ claims: { sub: 'ann', tenant: 'a' } }));
     b = bearer(await world.token({ claims: { sub: 'bea', tenant: 'b' } }));
   });

@@ -1,28 +1,20 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { bearer, get, startGateway } from '../helpers/gateway.ts';
+import { before, describe, it } from 'node:test';
+import { get, startGateway } from '../helpers/gateway.ts';
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.ts';
-import { metric, startSharedWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
+import { metric, suiteWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
 import { gate } from '../helpers/wait.ts';
 import { captureLog } from '../helpers/log.ts';
 
 describe('invalidation everywhere (Redis pub/sub)', { skip: redisSkip }, () => {
+  // One call that times out opens an instance's Redis breaker: a call made while another is
+  // overdue is refused without counting, and an invalidation is sent even then (only the open
+  // breaker refuses it), so the tests below open the breaker with one.
+  const suite = suiteWorld(2, { redis: { breaker: { failures: 1 } } });
   let redis: RedisServer;
   let world: SharedWorld;
   let reader: Record<string, string>;
-
-  before(async () => {
-    redis = await startRedis();
-    // One call that times out opens an instance's Redis breaker: a call made while another is
-    // overdue is refused without counting, and an invalidation is sent even then (only the open
-    // breaker refuses it), so the tests below open the breaker with one.
-    world = await startSharedWorld(redis, 2, { redis: { breaker: { failures: 1 } } });
-    reader = bearer(await world.token());
-  });
-  after(async () => {
-    await world?.close();
-    await redis?.close();
-  });
+  before(() => ({ redis, world, reader } = suite.get()));
 
   const urlOf = (i: number): string => world.gateways[i]?.url as string;
   const cached = (i: number, path: string): boolean => world.gateways[i]?.gateway.cache.get(path) !== undefined;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
-import { bearer, get, send } from '../helpers/gateway.ts';
+import { get, send } from '../helpers/gateway.ts';
 import { redisSkip, type RedisServer } from '../helpers/redis.ts';
 import { suiteWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
 import { gate } from '../helpers/wait.ts';
@@ -24,16 +24,9 @@ describe('read-your-write across instances (Redis)', { skip: redisSkip }, () => 
   let world: SharedWorld;
   let reader: Record<string, string>;
   let writer: Record<string, string>;
+  before(() => ({ redis, world, reader, writer } = suite.get()));
 
-  before(async () => {
-    redis = suite.redis();
-    world = suite.world();
-    reader = bearer(await world.token({ expiresIn: 3600 }));
-    writer = bearer(await world.token({ claims: { scope: 'customers:read customers:write' }, expiresIn: 3600 }));
-  });
-
-  const urlOf = (i: number, path: string): string => `${world.gateways[i]?.url as string}${path}`;
-  const nameOn = async (i: number, path: string): Promise<string> => ((await get(urlOf(i, path), reader)).json() as { name: string }).name;
+  const nameOn = async (i: number, path: string): Promise<string> => ((await get(world.url(i, path), reader)).json() as { name: string }).name;
 
   it('no read on another instance that starts after the write was answered shows the old version', async (t) => {
     const path = '/api/customers/31';
@@ -52,7 +45,7 @@ describe('read-your-write across instances (Redis)', { skip: redisSkip }, () => 
       const held = gate();
       world.upstream.on('PATCH /customers/31', { kind: 'wait', until: held.promise, then: { kind: 'json', body: { id: 31, name: now, status: 'active' } } });
       world.upstream.on('GET /customers/31', { kind: 'json', body: { id: 31, name: now, status: 'active' } });
-      const patching = send(urlOf(writerIndex, path), 'PATCH', { ...writer, ...mergePatch, 'if-match': '*' }, `{"name":"${now}"}`);
+      const patching = send(world.url(writerIndex, path), 'PATCH', { ...writer, ...mergePatch, 'if-match': '*' }, `{"name":"${now}"}`);
       await until(async () => world.upstream.active() === 1, 'the PATCH to reach the upstream');
       const busy = round % 2 === 0 ? sleeper.call('DEBUG', 'SLEEP', '0.1') : Promise.resolve();
       held.open();

@@ -7,7 +7,7 @@ import { bearer, get, type HttpAnswer } from '../helpers/gateway.ts';
 import type { RunningGateway } from '../helpers/gateway.ts';
 import { captureLog, type CapturedLog } from '../helpers/log.ts';
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.ts';
-import { metric, startSharedWorld, suiteWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
+import { metric, startSharedWorld, STEADY_REDIS, suiteWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
 
 /** A shared entry as Redis holds it: "<Redis ms when written>\n<meta JSON>\n<body>". */
 interface Stored {
@@ -62,7 +62,7 @@ describe('what an instance adopts from the shared tier', { skip: redisSkip }, ()
 
   before(async () => {
     redis = await startRedis();
-    world = await startSharedWorld(redis, 1);
+    world = await startSharedWorld(redis, 1, STEADY_REDIS);
     log = captureLog();
     a = world.gateways[0] as RunningGateway;
     b = await world.add({}, new ManualClock(), log.logger);
@@ -186,7 +186,7 @@ describe('what an instance adopts from the shared tier', { skip: redisSkip }, ()
 });
 
 describe('entries rendered under another declaration', { skip: redisSkip }, () => {
-  const suite = suiteWorld(0);
+  const suite = suiteWorld(0, STEADY_REDIS);
   let world: SharedWorld;
   let reader: Record<string, string>;
   before(async () => {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { before, beforeEach, describe, it } from 'node:test';
 import { assertProblem } from '../helpers/hostile.ts';
-import { bearer, get, send } from '../helpers/gateway.ts';
-import { redisSkip, startRedis, type RedisServer } from '../helpers/redis.ts';
-import { metric, startSharedWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
+import { get, send } from '../helpers/gateway.ts';
+import { redisSkip, type RedisServer } from '../helpers/redis.ts';
+import { metric, suiteWorld, until, type SharedWorld } from '../helpers/shared-world.ts';
 import { gate } from '../helpers/wait.ts';
 
 const json = { 'content-type': 'application/json' };
@@ -11,59 +11,49 @@ const mergePatch = { 'content-type': 'application/merge-patch+json' };
 
 /** Writes on one instance as the others see them: two gateways, one real Redis, one upstream. */
 describe('writes across instances (Redis)', { skip: redisSkip }, () => {
+  const suite = suiteWorld(2);
   let redis: RedisServer;
   let world: SharedWorld;
   let reader: Record<string, string>;
   let writer: Record<string, string>;
-
-  before(async () => {
-    redis = await startRedis();
-    world = await startSharedWorld(redis, 2);
-    reader = bearer(await world.token());
-    writer = bearer(await world.token({ claims: { scope: 'customers:read customers:write' } }));
-  });
+  before(() => ({ redis, world, reader, writer } = suite.get()));
   beforeEach(() => world.upstream.reset());
-  after(async () => {
-    await world?.close();
-    await redis?.close();
-  });
 
-  const urlOf = (i: number, path: string): string => `${world.gateways[i]?.url as string}${path}`;
   const cached = (i: number, path: string): boolean => world.gateways[i]?.gateway.cache.get(path) !== undefined;
   const posts = (): number => world.upstream.requests.filter((r) => r.method === 'POST').length;
 
   it('a PATCH on one instance drops the item from the other within a second, and its next read is the new one', async () => {
-    for (const i of [0, 1]) assert.equal(((await get(urlOf(i, '/api/customers/12'), reader)).json() as { name: string }).name, 'Customer 12');
+    for (const i of [0, 1]) assert.equal(((await get(world.url(i, '/api/customers/12'), reader)).json() as { name: string }).name, 'Customer 12');
     assert.ok(cached(1, '/api/customers/12'));
     const renamed = { id: 12, name: 'Renamed', status: 'active' };
     world.upstream.on('PATCH /customers/12', { kind: 'json', body: renamed, headers: { etag: '"v2"' } });
     world.upstream.on('GET /customers/12', { kind: 'json', body: renamed, headers: { etag: '"v2"' } });
-    const patched = await send(urlOf(0, '/api/customers/12'), 'PATCH', { ...writer, ...mergePatch, 'if-match': '*' }, '{"name":"Renamed"}');
+    const patched = await send(world.url(0, '/api/customers/12'), 'PATCH', { ...writer, ...mergePatch, 'if-match': '*' }, '{"name":"Renamed"}');
     assert.equal(patched.status, 200);
     await until(async () => !cached(1, '/api/customers/12'), 'the other instance to drop the item', 1000);
-    const read = await get(urlOf(1, '/api/customers/12'), reader);
+    const read = await get(world.url(1, '/api/customers/12'), reader);
     assert.equal((read.json() as { name: string }).name, 'Renamed');
     assert.equal(read.headers['etag'], patched.headers['etag'], 'both instances derive one validator from the upstream one');
   });
 
   it('a DELETE on one instance drops what lies below the item on the other (its orders)', async () => {
-    assert.equal((await get(urlOf(1, '/api/customers/13/orders'), reader)).status, 200);
+    assert.equal((await get(world.url(1, '/api/customers/13/orders'), reader)).status, 200);
     world.upstream.on('DELETE /customers/13', { kind: 'raw', status: 204, body: '' });
-    assert.equal((await send(urlOf(0, '/api/customers/13'), 'DELETE', { ...writer, 'if-match': '*' })).status, 204);
+    assert.equal((await send(world.url(0, '/api/customers/13'), 'DELETE', { ...writer, 'if-match': '*' })).status, 204);
     await until(async () => !cached(1, '/api/customers/13/orders'), 'the other instance to drop the orders', 1000);
   });
 
   it("replays an Idempotency-Key's answer on another instance without reaching the upstream again", async () => {
     world.upstream.on('POST /customers', { kind: 'json', status: 201, body: { id: 901, name: 'Once', status: 'active' } });
     const headers = { ...writer, ...json, 'idempotency-key': '"across-901"' };
-    const first = await send(urlOf(0, '/api/customers'), 'POST', headers, '{"name":"Once","status":"active"}');
-    const again = await send(urlOf(1, '/api/customers'), 'POST', headers, '{"name":"Once","status":"active"}');
+    const first = await send(world.url(0, '/api/customers'), 'POST', headers, '{"name":"Once","status":"active"}');
+    const again = await send(world.url(1, '/api/customers'), 'POST', headers, '{"name":"Once","status":"active"}');
     assert.equal(first.status, 201);
     assert.equal(again.status, 201);
     assert.equal(again.text, first.text);
     assert.equal(again.headers['location'], '/api/customers/901');
     assert.equal(posts(), 1, 'the second instance sent nothing');
-    assertProblem(await send(urlOf(1, '/api/customers'), 'POST', headers, '{"name":"Other","status":"active"}'), {
+    assertProblem(await send(world.url(1, '/api/customers'), 'POST', headers, '{"name":"Other","status":"active"}'), {
       status: 422,
       code: 'HG_ERR_IDEMPOTENCY_KEY_REUSED',
     });
@@ -78,15 +68,15 @@ describe('writes across instances (Redis)', { skip: redisSkip }, () => {
       then: { kind: 'json', status: 201, body: { id: 902, name: 'Slow', status: 'active' } },
     });
     const headers = { ...writer, ...json, 'idempotency-key': '"across-902"' };
-    const first = send(urlOf(0, '/api/customers'), 'POST', headers, '{"name":"Slow","status":"active"}');
+    const first = send(world.url(0, '/api/customers'), 'POST', headers, '{"name":"Slow","status":"active"}');
     await until(async () => world.upstream.active() === 1, 'the first POST to reach the upstream');
-    assertProblem(await send(urlOf(1, '/api/customers'), 'POST', headers, '{"name":"Slow","status":"active"}'), {
+    assertProblem(await send(world.url(1, '/api/customers'), 'POST', headers, '{"name":"Slow","status":"active"}'), {
       status: 409,
       code: 'HG_ERR_IDEMPOTENCY_KEY_IN_USE',
     });
     held.open();
     assert.equal((await first).status, 201);
-    const replayed = await send(urlOf(1, '/api/customers'), 'POST', headers, '{"name":"Slow","status":"active"}');
+    const replayed = await send(world.url(1, '/api/customers'), 'POST', headers, '{"name":"Slow","status":"active"}');
     assert.equal(replayed.status, 201);
     assert.equal(posts(), 1);
   });
@@ -100,7 +90,7 @@ describe('writes across instances (Redis)', { skip: redisSkip }, () => {
       then: { kind: 'json', status: 201, body: { id: 903, name: 'Stalled', status: 'active' } },
     });
     const headers = { ...writer, ...json, 'idempotency-key': '"across-903"' };
-    const first = send(urlOf(0, '/api/customers'), 'POST', headers, '{"name":"Stalled","status":"active"}');
+    const first = send(world.url(0, '/api/customers'), 'POST', headers, '{"name":"Stalled","status":"active"}');
     await until(async () => world.upstream.active() === 1, 'the POST to reach the upstream (its key claimed in Redis)');
     const gaveUp = await metric(a, 'hypergate_redis_calls_total', { op: 'idempotency', outcome: 'timeout' });
     redis.pause();

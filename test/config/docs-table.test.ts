@@ -41,8 +41,8 @@ function declarationKeys(
     if (child.kind === 'stringOr') declarationKeys(child.section, path, out);
     // The object form of an entry of a string-or-object list (a field renamed from a pointer).
     if (child.kind === 'strings' && child.entries !== undefined) declarationKeys(child.entries, `${path}[]`, out);
-    // An array of objects (a plan's quotas): each entry's keys under `<key>[]`.
-    if (child.kind === 'records') declarationKeys(child.section, `${path}[]`, out);
+    // An array of objects (a plan's quotas, a service's targets): each entry's keys under `<key>[]`.
+    if (child.kind === 'list' && child.items.kind === 'section') declarationKeys(child.items, `${path}[]`, out);
   }
   return out;
 }

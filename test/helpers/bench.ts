@@ -58,6 +58,14 @@ export function runBench(args: readonly string[], script = 'bench/run.ts'): Prom
   });
 }
 
+/**
+ * `npm run bench --quick` with loads of one second and no warm-up, its results in `resultsDir` and
+ * its builds in the shared build folder: a smoke run of `args` (the scenarios, servers, modes).
+ */
+export function runQuickBench(resultsDir: string, args: readonly string[]): Promise<BenchRun> {
+  return runBench(['--quick', ...args, '--duration', '1', '--warmup', '0', '--results-dir', resultsDir, '--build-dir', BENCH_BUILDS]);
+}
+
 /** The modification time of the checkout's dist/main.js, or null without one: equal before and after, nothing wrote it. */
 export function distStamp(): number | null {
   const main = join(ROOT, 'dist/main.js');

@@ -24,7 +24,15 @@ export async function startFixture(overrides: unknown = {}, deps: Omit<GatewayDe
   const jwks = await startJwksServer([key.publicJwk]);
   const upstream = await startTestUpstream();
   const base = { upstream: { url: upstream.url }, auth: { jwksUrl: jwks.url } };
-  const gw = await startGateway(mergeConfig(base, overrides), { clock, ...deps });
+  let gw: RunningGateway;
+  try {
+    gw = await startGateway(mergeConfig(base, overrides), { clock, ...deps });
+  } catch (err) {
+    // A gateway that does not start (a test of a start-up error) leaves nothing listening behind.
+    await upstream.close();
+    await jwks.close();
+    throw err;
+  }
   return {
     key,
     jwks,

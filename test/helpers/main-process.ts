@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
+import { PATIENCE_MS } from './wait.ts';
 
 export type LogRecord = Record<string, unknown>;
 
@@ -63,7 +64,7 @@ export function startMain(args: readonly string[], env: Record<string, string> =
     child,
     records,
     stderr: () => err,
-    waitFor: (match, timeoutMs = 20_000) =>
+    waitFor: (match, timeoutMs = PATIENCE_MS) =>
       new Promise((done, fail) => {
         const check = (): boolean => {
           const found = records.find(match);

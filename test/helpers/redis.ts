@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { freePort } from './main-process.ts';
+import { PATIENCE_MS } from './wait.ts';
 
 function findRedisServer(): string | null {
   for (const candidate of ['/usr/bin/redis-server', '/usr/local/bin/redis-server', '/usr/sbin/redis-server']) {
@@ -54,7 +55,7 @@ async function spawnRedis(port: number, extra: readonly string[], file: string |
   );
   let out = '';
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start on ${port}:\n${out}`)), 10_000);
+    const timer = setTimeout(() => reject(new Error(`redis-server did not start on ${port}:\n${out}`)), PATIENCE_MS);
     child.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       if (out.includes('Ready to accept connections')) {

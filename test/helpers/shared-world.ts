@@ -3,11 +3,12 @@ import { after, before } from 'node:test';
 import { mergeConfig } from '../../src/config/load.ts';
 import type { Logger } from '../../src/observability/logger.ts';
 import { ManualClock } from './clock.ts';
-import { startGateway, type RunningGateway } from './gateway.ts';
+import { bearer, startGateway, type RunningGateway } from './gateway.ts';
 import { makeKey, signToken, startJwksServer, type JwksServer, type TestKey, type TokenOptions } from './keys.ts';
 import { sample } from './metrics.ts';
 import { startRedis, type RedisServer } from './redis.ts';
 import { startTestUpstream, type TestUpstream } from './upstream.ts';
+import { PATIENCE_MS } from './wait.ts';
 
 /**
  * Several real gateways (createGateway, each with its own connections to Redis and its own clock)
@@ -24,6 +25,8 @@ export interface SharedWorld {
   readonly gateways: RunningGateway[];
   /** One clock per gateway, in order. */
   readonly clocks: ManualClock[];
+  /** The address of `path` on instance `i`. */
+  url(i: number, path: string): string;
   token(options?: TokenOptions): Promise<string>;
   /** The config every instance of this world is started with (before per-instance overrides). */
   config(overrides?: unknown): unknown;
@@ -33,7 +36,7 @@ export interface SharedWorld {
 }
 
 /** Polls an async condition until it holds (bounded): for what happens in Redis or another process. */
-export async function until(ready: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+export async function until(ready: () => Promise<boolean>, what: string, timeoutMs = PATIENCE_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await ready().catch(() => false))) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -83,6 +86,7 @@ export async function startSharedWorld(redis: RedisServer, count: number, overri
     clocks,
     config,
     add,
+    url: (i, path) => `${gateways[i]?.url as string}${path}`,
     token: (options = {}) => signToken(key, { nowSeconds: clocks[0]?.seconds ?? Math.floor(Date.now() / 1000), ...options }),
     close: async () => {
       await Promise.all(gateways.map((gw) => gw.close()));
@@ -92,21 +96,44 @@ export async function startSharedWorld(redis: RedisServer, count: number, overri
   };
 }
 
+/** What a suite's world hands its tests: the Redis, the instances, and headers of a reader and of a writer of customers. */
+export interface SuiteParts {
+  readonly redis: RedisServer;
+  readonly world: SharedWorld;
+  readonly reader: Record<string, string>;
+  readonly writer: Record<string, string>;
+}
+
+/**
+ * Worlds whose Redis is never made slow or stopped: a Redis deadline no busy machine runs past, so
+ * Redis answering within it is Redis healthy (the 250 ms default is for worlds that test faults).
+ */
+export const STEADY_REDIS = { redis: { timeoutMs: 2000 } };
+
 /**
  * A real redis-server and `count` instances sharing it for one suite: started in the suite's
- * before(), closed in its after(). Call it inside describe(); read them in the tests. `overrides`
- * go to every instance's config, `redisArgs` to redis-server.
+ * before(), closed in its after(). Call it inside describe(); read them in the tests (`get()`, in a
+ * before() of the suite: they exist from then on). `overrides` go to every instance's config,
+ * `redisArgs` to redis-server.
  */
-export function suiteWorld(count: number, overrides: unknown = {}, redisArgs: readonly string[] = []): { world(): SharedWorld; redis(): RedisServer } {
+export function suiteWorld(
+  count: number,
+  overrides: unknown = {},
+  redisArgs: readonly string[] = [],
+): { world(): SharedWorld; redis(): RedisServer; get(): SuiteParts } {
   let redis: RedisServer | undefined;
   let world: SharedWorld | undefined;
+  let parts: SuiteParts | undefined;
   before(async () => {
     redis = await startRedis(redisArgs);
     world = await startSharedWorld(redis, count, overrides);
+    const reader = bearer(await world.token());
+    const writer = bearer(await world.token({ claims: { scope: 'customers:read customers:write' } }));
+    parts = { redis, world, reader, writer };
   });
   after(async () => {
     await world?.close();
     await redis?.close();
   });
-  return { world: () => world as SharedWorld, redis: () => redis as RedisServer };
+  return { world: () => world as SharedWorld, redis: () => redis as RedisServer, get: () => parts as SuiteParts };
 }

@@ -88,10 +88,10 @@ function defaultAnswer(path: string): UpstreamBehaviour {
 }
 
 /**
- * A real upstream customer service on 127.0.0.1:0 that counts requests and can be told to fail in
+ * A real upstream customer service on 127.0.0.1 (`listenPort`, or any free one) that counts requests and can be told to fail in
  * any of the ways a real one does.
  */
-export async function startTestUpstream(): Promise<TestUpstream> {
+export async function startTestUpstream(listenPort = 0): Promise<TestUpstream> {
   const behaviours = new Map<string, UpstreamBehaviour>();
   const paths: string[] = [];
   const headersSeen: IncomingMessage['headers'][] = [];
@@ -202,7 +202,7 @@ export async function startTestUpstream(): Promise<TestUpstream> {
     maxOpen = Math.max(maxOpen, sockets.size);
     socket.on('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(listenPort, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,

@@ -24,9 +24,16 @@ function configFile(name: string, value: unknown): string {
   return file;
 }
 
+/**
+ * An upstream deadline no busy machine runs past: the embedded sample service answers in the
+ * gateway's own process, and a test upstream in this one, either of which a busy machine can keep
+ * from answering within the default 2 s.
+ */
+const PATIENT_UPSTREAM = { timeoutMs: 30_000 };
+
 describe('the hypergate process', () => {
   test('starts on embedded defaults, logs one line each for listen, upstream and auth, and serves the printed curl', async (t) => {
-    const gw = spawnGateway(['--config', configFile('dev.json', { server: { port: 0 }, auth: { devKeyDir } })]);
+    const gw = spawnGateway(['--config', configFile('dev.json', { server: { port: 0 }, upstream: PATIENT_UPSTREAM, auth: { devKeyDir } })]);
     t.after(() => gw.child.kill('SIGKILL'));
     const port = await gw.listening;
     await waitFor(() => /Authorization: Bearer/.test(gw.stderr()), 'the dev banner');
@@ -52,7 +59,7 @@ describe('the hypergate process', () => {
   });
 
   test('the dev banner prints a PATCH its token may make, and that PATCH changes the customer', async (t) => {
-    const gw = spawnGateway(['--config', configFile('dev-write.json', { server: { port: 0 }, auth: { devKeyDir } })]);
+    const gw = spawnGateway(['--config', configFile('dev-write.json', { server: { port: 0 }, upstream: PATIENT_UPSTREAM, auth: { devKeyDir } })]);
     t.after(() => gw.child.kill('SIGKILL'));
     const port = await gw.listening;
     await waitFor(() => /-X PATCH/.test(gw.stderr()), 'the PATCH example in the dev banner');
@@ -118,7 +125,7 @@ describe('the hypergate process', () => {
   });
 
   test('npm run token mints a dev token the running gateway accepts', async (t) => {
-    const file = configFile('dev-token.json', { server: { port: 0 }, auth: { devKeyDir } });
+    const file = configFile('dev-token.json', { server: { port: 0 }, upstream: PATIENT_UPSTREAM, auth: { devKeyDir } });
     const gw = spawnGateway(['--config', file]);
     t.after(() => gw.child.kill('SIGKILL'));
     const port = await gw.listening;
@@ -136,7 +143,7 @@ describe('the hypergate process', () => {
   });
 
   test('a dev admin token minted as docs/operations.md says purges the cache on the admin listener', async (t) => {
-    const file = configFile('dev-admin.json', { server: { port: 0 }, admin: { port: 0 }, auth: { devKeyDir } });
+    const file = configFile('dev-admin.json', { server: { port: 0 }, upstream: PATIENT_UPSTREAM, admin: { port: 0 }, auth: { devKeyDir } });
     const gw = spawnGateway(['--config', file], { env: { HYPERGATE_ADMIN_PORT: '0' } });
     t.after(() => gw.child.kill('SIGKILL'));
     await gw.listening;
@@ -214,7 +221,11 @@ describe('graceful stop', () => {
     cleanup.push(() => upstream.close());
     const jwksFile = join(dir, `jwks-${key.kid}.json`);
     writeFileSync(jwksFile, JSON.stringify({ keys: [key.publicJwk] }));
-    const file = configFile(`stop-${key.kid}.json`, { server: { port: 0, drainTimeoutMs: 5000 }, upstream: { url: upstream.url }, auth: { jwksFile } });
+    const file = configFile(`stop-${key.kid}.json`, {
+      server: { port: 0, drainTimeoutMs: 30_000 },
+      upstream: { url: upstream.url, ...PATIENT_UPSTREAM },
+      auth: { jwksFile },
+    });
     return { file, token: await signToken(key), upstream };
   }
 
@@ -225,7 +236,8 @@ describe('graceful stop', () => {
     cleanup.push(() => void gw.child.kill('SIGKILL'));
     const port = await gw.listening;
     const inFlight = get(`http://127.0.0.1:${port}/api/customers/1`, bearer(token));
-    await new Promise((r) => setTimeout(r, 200));
+    // In flight: the upstream holds it (600 ms) from when it arrives, however long that took.
+    await waitFor(() => upstream.active() === 1, 'the request to reach the upstream');
     gw.child.kill('SIGTERM');
     const res = await inFlight;
     assert.equal(res.status, 200);
@@ -253,7 +265,8 @@ describe('draining in process', () => {
     const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
     const request = (id: number): string => `GET /api/customers/${id} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`;
     socket.write(request(1));
-    await new Promise((r) => setTimeout(r, 100));
+    // Busy: the upstream holds the first request (300 ms) from when it arrives.
+    await waitFor(() => fx.upstream.active() === 1, 'the first request to reach the upstream');
     const closed = fx.gw.gateway.close(5000);
     socket.write(request(2));
     await ended;

@@ -43,6 +43,31 @@ function put(writer: AccessLogWriter, l: Line): void {
 }
 
 describe('access log writer', () => {
+  it("writes an assembled answer's Embed-Status as embed, and nothing of it for other answers", () => {
+    const chunks: string[] = [];
+    const writer = new AccessLogWriter((c) => chunks.push(c.toString('utf8')), 0);
+    const l = line();
+    writer.write(
+      l.reqId,
+      l.method,
+      l.path,
+      l.status,
+      l.bytes,
+      l.ms,
+      l.upstreamMs,
+      l.cache,
+      l.sub,
+      l.client,
+      l.userAgent,
+      l.endedAt,
+      'items.customer=omitted; reason=forbidden',
+    );
+    put(writer, line());
+    const [embedded, plain] = chunks.map((c) => JSON.parse(c) as Record<string, unknown>);
+    assert.equal(embedded?.['embed'], 'items.customer=omitted; reason=forbidden');
+    assert.equal(plain !== undefined && 'embed' in plain, false);
+  });
+
   it('with no delay, writes each line at once', () => {
     const chunks: string[] = [];
     const writer = new AccessLogWriter((c) => chunks.push(c.toString('utf8')), 0);

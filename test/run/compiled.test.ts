@@ -72,7 +72,9 @@ describe('the compiled gateway', () => {
     const gw = spawnGateway([], {
       command: [join(built.root, 'bin/hypergate.js')],
       cwd,
-      env: { HYPERGATE_SERVER_PORT: '0', HYPERGATE_SAMPLE_UPSTREAM_CUSTOMERS: '100' },
+      // The embedded sample service answers in the gateway's own process, which a busy machine can
+      // keep from answering its first request within the default 2 s upstream deadline.
+      env: { HYPERGATE_SERVER_PORT: '0', HYPERGATE_SAMPLE_UPSTREAM_CUSTOMERS: '100', HYPERGATE_UPSTREAM_TIMEOUT_MS: '30000' },
     });
     t.after(() => gw.child.kill('SIGKILL'));
     const port = await gw.listening;
@@ -99,6 +101,33 @@ describe('the compiled gateway', () => {
     assert.equal(await gw.exited, 0);
     assert.match(gw.stdout(), /"event":"stopped"/);
     await waitFor(() => !alive(pid), `gateway process ${pid} to be gone`);
+  });
+
+  test('server.pidFile holds the pid of the gateway under npm start, which a SIGHUP reloads, and is removed at a clean exit', async (t) => {
+    const pidFile = join(dir, 'gateway.pid');
+    const file = join(dir, 'pid.json');
+    // A relative path is next to the config file.
+    writeFileSync(
+      file,
+      JSON.stringify({
+        server: { port: 0, pidFile: 'gateway.pid' },
+        upstream: { url: upstream.url },
+        auth: { devKeyDir: join(dir, 'dev-keys') },
+        log: { access: false },
+      }),
+    );
+    const gw = spawnGateway(['--config', file], { command: ['npm', 'start', '--silent', '--'], cwd: built.root });
+    t.after(() => void gw.child.kill('SIGKILL'));
+    await gw.listening;
+    const pid = Number(readFileSync(pidFile, 'utf8').trim());
+    assert.notEqual(pid, gw.child.pid, 'the pid file names the gateway, not npm');
+    assert.match(gw.stdout(), new RegExp(`"pid":${pid},[^\\n]*"event":"listening"`));
+    process.kill(pid, 'SIGHUP');
+    await waitFor(() => gw.stdout().includes('"msg":"config reloaded"'), 'the reload');
+    assert.equal(gw.child.exitCode, null, 'npm is still running');
+    gw.child.kill('SIGTERM');
+    assert.equal(await gw.exited, 0);
+    assert.equal(existsSync(pidFile), false);
   });
 
   test("npm run token runs the built minter with the package's dev keys", async () => {

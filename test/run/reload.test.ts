@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -7,8 +7,6 @@ import { bearer, get, problemOf } from '../helpers/gateway.ts';
 import { signToken } from '../helpers/keys.ts';
 import { startMainWorld, type MainWorld } from '../helpers/main-world.ts';
 import { spawnGateway } from '../helpers/process.ts';
-import { startTestUpstream } from '../helpers/upstream.ts';
-import { waitFor } from '../helpers/wait.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hypergate-reload-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -67,36 +65,8 @@ describe('POST /reload on the admin listener of one gateway process', () => {
   });
 });
 
+// Its pid file under `npm start`: test/run/compiled.test.ts, which has the built package npm starts.
 describe('server.pidFile', () => {
-  it('holds the pid of the gateway under npm start, which a SIGHUP reloads, and is removed at a clean exit', async (t) => {
-    const upstream = await startTestUpstream();
-    t.after(() => upstream.close());
-    const pidFile = join(dir, 'gateway.pid');
-    const file = join(dir, 'pid.json');
-    // A relative path is next to the config file.
-    writeFileSync(
-      file,
-      JSON.stringify({
-        server: { port: 0, pidFile: 'gateway.pid' },
-        upstream: { url: upstream.url },
-        auth: { devKeyDir: join(dir, 'dev-keys') },
-        log: { access: false },
-      }),
-    );
-    const gw = spawnGateway(['--config', file], { command: ['npm', 'start', '--silent', '--'] });
-    t.after(() => void gw.child.kill('SIGKILL'));
-    await gw.listening;
-    const pid = Number(readFileSync(pidFile, 'utf8').trim());
-    assert.notEqual(pid, gw.child.pid, 'the pid file names the gateway, not npm');
-    assert.match(gw.stdout(), new RegExp(`"pid":${pid},[^\\n]*"event":"listening"`));
-    process.kill(pid, 'SIGHUP');
-    await waitFor(() => gw.stdout().includes('"msg":"config reloaded"'), 'the reload');
-    assert.equal(gw.child.exitCode, null, 'npm is still running');
-    gw.child.kill('SIGTERM');
-    assert.equal(await gw.exited, 0);
-    assert.equal(existsSync(pidFile), false);
-  });
-
   it('stops the start with one line when the file cannot be written', async () => {
     const file = join(dir, 'bad-pid.json');
     writeFileSync(file, JSON.stringify({ server: { port: 0, pidFile: join(dir, 'no-such-dir', 'gateway.pid') }, auth: { devKeyDir: join(dir, 'dev-keys') } }));

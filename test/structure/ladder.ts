@@ -18,6 +18,7 @@ export const LADDER: readonly (readonly string[])[] = [
   ['cache'],
   ['cluster'],
   ['resources', 'passthrough'],
+  ['embedding'],
   ['openapi'],
   ['http'],
   ['admin', 'sample-upstream'],
