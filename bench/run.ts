@@ -19,9 +19,11 @@ import { measure, type RunRecord } from './lib/measure.ts';
 import { USAGE, parseOptions } from './lib/options.ts';
 import { profiledScenario, profileHot } from './lib/profile.ts';
 import { collect, hasTaskset, nodeArgv, ROOT, SERVER_CORE, spawnPinned } from './lib/proc.ts';
-import { appendResults, mixedNotes, runInfo, summarise, table, tailNotes, writeJson } from './lib/report.ts';
-import { ACCEPT, HOT_PATH, SCENARIOS, type PrepareContext } from './lib/scenarios.ts';
-import { baseline, hypergate, SERVERS, startUpstream, type ServerSpec, type StartContext, type Upstream } from './lib/servers.ts';
+import { appendResults, featureNotes, mixedNotes, runInfo, summarise, table, tailNotes, writeJson } from './lib/report.ts';
+import { fetchedDirectly, FEATURE_SCENARIOS } from './lib/feature-scenarios.ts';
+import { SCENARIOS } from './lib/scenario-list.ts';
+import { ACCEPT, HOT_PATH, type PrepareContext } from './lib/scenarios.ts';
+import { baseline, hypergate, SERVERS, startCounted, startUpstream, upstreamDirect, type ServerSpec, type StartContext, type Upstream } from './lib/servers.ts';
 import { startRedis, type RedisServer } from '../test/helpers/redis.ts';
 
 const say = (line: string): void => {
@@ -52,6 +54,8 @@ async function main(): Promise<void> {
   if (!hasTaskset) say('WARNING: taskset not found: servers and load generator are not pinned to separate cores; figures are noisier.');
   const dir = mkdtempSync(join(tmpdir(), 'hg-bench-'));
   let upstream: Upstream | null = null;
+  // The feature scenarios' upstream and introspection endpoint, started only when one of them runs.
+  const helpers: Upstream[] = [];
   // Only hypergate-redis needs it: a real redis-server on a free loopback port, no persistence.
   let redis: RedisServer | null = null;
   try {
@@ -82,7 +86,14 @@ async function main(): Promise<void> {
       first.stop(),
     );
     writeFileSync(capturePath, JSON.stringify(capture));
-    const prep: PrepareContext = { keys, dir, seconds: opts.seconds, warmSeconds: opts.warmSeconds, hotToken, etag: capture.etag };
+    let prep: PrepareContext = { keys, dir, seconds: opts.seconds, warmSeconds: opts.warmSeconds, hotToken, etag: capture.etag };
+    if (FEATURE_SCENARIOS.some((s) => opts.scenarios.includes(s.name))) {
+      const features = await startCounted('bench/servers/features.ts', [], 'feature upstream');
+      helpers.push(features);
+      const introspection = await startCounted('bench/servers/introspection.ts', [], 'introspection endpoint');
+      helpers.push(introspection);
+      prep = { ...prep, features: { ...features, what: 'feature upstream' }, introspection: { ...introspection, what: 'introspection endpoint' } };
+    }
     if (opts.profile) {
       const summary = await profileHot(opts, start, prep, dir);
       process.stdout.write(`${summary}\n`);
@@ -105,15 +116,17 @@ async function main(): Promise<void> {
     for (const scenario of SCENARIOS.filter((s) => opts.scenarios.includes(s.name))) {
       say(`scenario ${scenario.name}: ${scenario.about}`);
       const prepared = scenario.prepare(prep);
+      // The servers that do what it needs: hypergate alone, or beside the upstream fetched directly (download).
+      const runOn =
+        prepared.mixed !== undefined || prepared.hypergateConfig !== undefined
+          ? [...servers.filter((s) => s.name.startsWith('hypergate')), ...(prepared.download === undefined ? [] : [upstreamDirect])]
+          : servers;
       for (let round = 1; round <= opts.rounds; round++) {
-        for (const spec of servers) {
-          const hypergateOnly = prepared.mixed !== undefined || prepared.hypergateConfig !== undefined;
-          if (hypergateOnly && !spec.name.startsWith('hypergate')) continue;
-          const context = prepared.hypergateConfig === undefined ? start : { ...start, config: prepared.hypergateConfig };
-          const r = await measure(scenario.name, spec, prepared, context, upstream, opts, round);
+        for (const spec of runOn) {
+          const r = await measure(scenario.name, spec, spec === upstreamDirect ? fetchedDirectly(prepared) : prepared, start, upstream, opts, round);
           records.push(r);
           say(
-            `  round ${round} ${spec.name}: ${Math.round(r.reqPerSec)} req/s, p99 ${(r.p99Us / 1000).toFixed(2)} ms, ${r.cpuUsPerRequest.toFixed(1)} µs CPU/request, ${r.upstreamRequests} upstream requests${r.loopDelay === undefined ? '' : `, event loop delay max ${r.loopDelay.maxMs.toFixed(1)} ms`}`,
+            `  round ${round} ${spec.name}: ${Math.round(r.reqPerSec)} req/s, p99 ${(r.p99Us / 1000).toFixed(2)} ms, ${r.cpuUsPerRequest.toFixed(1)} µs CPU/request, ${r.upstreamRequests} upstream requests${r.loopDelay === undefined ? '' : `, event loop delay max ${r.loopDelay.maxMs.toFixed(1)} ms`}${r.mbPerSec === undefined ? '' : `, ${r.mbPerSec.toFixed(0)} MiB/s, peak RSS ${(r.peakRssMb ?? 0).toFixed(1)} MiB`}`,
           );
           if (!prepared.herd && r.serverCpuShare < 0.25)
             say(
@@ -137,6 +150,7 @@ async function main(): Promise<void> {
     for (const row of rows.filter((r) => r.scenario === 'herd' && r.server !== 'baseline'))
       notes.push(`herd: ${row.server} made ${row.upstreamRequests} upstream request(s) for 1,000 concurrent requests`);
     notes.push(...mixedNotes(records));
+    notes.push(...featureNotes(records, rows));
     notes.push(...tailNotes(records));
     for (const b of built) notes.push(`${b.name}: ${b.source}, started as \`${startLine(b)}\``);
     if (measured.some((n) => n === 'baseline' || n.startsWith('fastify')) || opts.compare !== null)
@@ -181,6 +195,7 @@ async function main(): Promise<void> {
       }
     }
   } finally {
+    for (const h of helpers) await h.stop();
     await redis?.close();
     await upstream?.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -28,10 +28,10 @@ export function makeKeys(dir: string): BenchKeys {
 
 const HEADER = Buffer.from(JSON.stringify({ alg: 'ES256', typ: 'JWT' })).toString('base64url');
 
-/** A compact ES256 JWT (RFC 7515 signature as r||s, RFC 7518 section 3.4). */
-export function mint(keys: BenchKeys, sub: string, scope = SCOPE): string {
+/** A compact ES256 JWT (RFC 7515 signature as r||s, RFC 7518 section 3.4), with any further claims given. */
+export function mint(keys: BenchKeys, sub: string, scope = SCOPE, claims: Readonly<Record<string, string>> = {}): string {
   const iat = Math.floor(Date.now() / 1000);
-  const payload = Buffer.from(JSON.stringify({ sub, scope, iss: ISSUER, aud: AUDIENCE, iat, exp: iat + TTL_SECONDS })).toString('base64url');
+  const payload = Buffer.from(JSON.stringify({ sub, scope, iss: ISSUER, aud: AUDIENCE, iat, exp: iat + TTL_SECONDS, ...claims })).toString('base64url');
   const input = `${HEADER}.${payload}`;
   const signature = sign('sha256', Buffer.from(input), { key: keys.privateKey, dsaEncoding: 'ieee-p1363' });
   return `${input}.${signature.toString('base64url')}`;

@@ -9,8 +9,8 @@ import { Pool } from 'undici';
 import { header, httpGet } from './http.ts';
 import { parseMarked, runLoad, type LoadResult, type MixedCounts, type Tool } from './load.ts';
 import { scrapeLoopDelay, type LoopDelay } from './loop-delay.ts';
-import { collect, LOAD_CORE, nodeArgv, spawnPinned, treeCpuMs } from './proc.ts';
-import { FRESH_RATE_CAP, HERD_CONNECTIONS, type MixedLoad, type Prepared, type Sample } from './scenarios.ts';
+import { collect, LOAD_CORE, nodeArgv, peakRssBytes, spawnPinned, treeCpuMs } from './proc.ts';
+import { FRESH_RATE_CAP, HERD_CONNECTIONS, type DownloadLoad, type MixedLoad, type Prepared, type Sample } from './scenarios.ts';
 import type { ServerSpec, StartContext, Upstream } from './servers.ts';
 
 export interface RunOptions {
@@ -47,6 +47,9 @@ export interface RunRecord {
   readonly mixed?: MixedCounts;
   /** A hypergate's event-loop delays over the measured part (loop-delay.ts); absent for the other servers. */
   readonly loopDelay?: LoopDelay;
+  /** `download`: body bytes read a second (MiB/s), and the server's peak RSS (its kernel high-water mark, in MiB; a fresh process per run). */
+  readonly mbPerSec?: number;
+  readonly peakRssMb?: number;
 }
 
 async function checkSamples(url: string, samples: readonly Sample[], server: string): Promise<void> {
@@ -92,6 +95,21 @@ async function runMixed(port: number, load: MixedLoad, opts: RunOptions): Promis
   return parseMarked<LoadResult>(await collect(child, 'mixed driver', (opts.seconds + 60) * 1000), 'mixed driver');
 }
 
+async function runDownload(port: number, prepared: Prepared, load: DownloadLoad, opts: RunOptions): Promise<LoadResult> {
+  const job = { port, path: prepared.load.path, headers: prepared.load.headers, connections: load.connections, seconds: opts.seconds, bytes: load.bytes };
+  const child = spawnPinned(LOAD_CORE, nodeArgv('bench/drivers/download.ts', [JSON.stringify(job)]), { stdio: ['ignore', 'pipe', 'pipe'] });
+  return parseMarked<LoadResult>(await collect(child, 'download driver', (opts.seconds + 120) * 1000), 'download driver');
+}
+
+/** The context a scenario's servers start with: its own config keys and environment, when it has any. */
+export function scenarioStart(ctx: StartContext, prepared: Prepared): StartContext {
+  return {
+    ...ctx,
+    ...(prepared.hypergateConfig === undefined ? {} : { config: prepared.hypergateConfig }),
+    ...(prepared.env === undefined ? {} : { env: prepared.env }),
+  };
+}
+
 /** `prepared` with its If-None-Match set to this server's current ETag of the load's path (Prepared.ownEtag). */
 async function withOwnEtag(url: string, prepared: Prepared, server: string): Promise<Prepared> {
   const { 'if-none-match': _, ...plain } = prepared.load.headers;
@@ -117,7 +135,7 @@ export async function measure(
   opts: RunOptions,
   round: number,
 ): Promise<RunRecord> {
-  const server = await spec.start(ctx);
+  const server = await spec.start(scenarioStart(ctx, given));
   try {
     const url = `http://127.0.0.1:${server.port}`;
     const prepared = given.ownEtag === true ? await withOwnEtag(url, given, spec.name) : given;
@@ -129,12 +147,18 @@ export async function measure(
     await scrapeLoopDelay(server.adminPort);
     const cpuBefore = treeCpuMs(pid);
     const upstreamBefore = await upstream.count();
+    const uncalled = prepared.uncalled ?? [];
+    const uncalledBefore = await Promise.all(uncalled.map((c) => c.count()));
     const r = prepared.herd
       ? await runHerd(server.port, prepared)
       : prepared.mixed !== undefined
         ? await runMixed(server.port, prepared.mixed, opts)
-        : await runLoad(opts.tool, url, prepared.load, opts.connections, opts.seconds);
+        : prepared.download !== undefined
+          ? await runDownload(server.port, prepared, prepared.download, opts)
+          : await runLoad(opts.tool, url, prepared.load, opts.connections, opts.seconds);
     const cpu = treeCpuMs(pid) - cpuBefore;
+    const peakRss = prepared.download === undefined ? 0 : peakRssBytes(pid);
+    const called = (await Promise.all(uncalled.map((c) => c.count()))).map((n, i) => n - (uncalledBefore[i] ?? 0));
     const loopDelay = await scrapeLoopDelay(server.adminPort);
     const upstreamRequests = (await upstream.count()) - upstreamBefore;
     const what = `${scenario}/${spec.name} round ${round}`;
@@ -155,6 +179,10 @@ export async function measure(
         : `${r.requests} requests for customers all cached in the warm-up`;
       throw new Error(`${what}: ${load} made ${upstreamRequests} upstream requests, not ${mustAsk}`);
     }
+    called.forEach((n, i) => {
+      if (n > 0 && spec.name.startsWith('hypergate'))
+        throw new Error(`${what}: ${r.requests} requests for an answer cached in the warm-up made ${n} requests to the ${uncalled[i]?.what}, not 0`);
+    });
     return {
       scenario,
       server: spec.name,
@@ -173,6 +201,7 @@ export async function measure(
       serverCpuShare: cpu / (r.durationUs / 1000),
       ...(r.mixed === undefined ? {} : { mixed: r.mixed }),
       ...(loopDelay === null ? {} : { loopDelay }),
+      ...(prepared.download === undefined ? {} : { mbPerSec: r.bytes / 2 ** 20 / (r.durationUs / 1e6), peakRssMb: peakRss / 2 ** 20 }),
     };
   } finally {
     await server.stop();

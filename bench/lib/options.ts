@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from '../../src/lib/cli-args.ts';
 import { wrkPath, type Tool } from './load.ts';
 import { ROOT } from './proc.ts';
-import { SCENARIOS } from './scenarios.ts';
+import { SCENARIOS } from './scenario-list.ts';
 import { SERVERS } from './servers.ts';
 
 export const USAGE = `usage: npm run bench -- [options]

@@ -13,7 +13,8 @@ import { runLoad } from './load.ts';
 import { warmList } from './measure.ts';
 import type { Options } from './options.ts';
 import { ROOT } from './proc.ts';
-import { SCENARIOS, type PrepareContext, type Scenario } from './scenarios.ts';
+import { SCENARIOS } from './scenario-list.ts';
+import type { PrepareContext, Scenario } from './scenarios.ts';
 import { hypergate, SERVERS, type ServerSpec, type StartContext } from './servers.ts';
 
 interface ProfileNode {

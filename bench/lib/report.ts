@@ -76,6 +76,34 @@ export function mixedNotes(records: readonly RunRecord[]): string[] {
   return notes;
 }
 
+/** The feature scenarios whose hit is set against `hot`'s of the same server, when both ran. */
+const AGAINST_HOT = ['vary-claim', 'query', 'introspected'];
+
+/**
+ * The feature scenarios: each hit's req/s and CPU per request against `hot`'s of the same server
+ * (when the run has `hot`), and `download`'s MiB/s (medians of the rounds) and peak RSS (the
+ * highest of the rounds) per server, hypergate's against the upstream fetched directly.
+ */
+export function featureNotes(records: readonly RunRecord[], rows: readonly Summary[]): string[] {
+  const notes: string[] = [];
+  for (const row of rows.filter((r) => AGAINST_HOT.includes(r.scenario))) {
+    const hot = rows.find((r) => r.scenario === 'hot' && r.server === row.server);
+    if (hot !== undefined)
+      notes.push(
+        `${row.scenario}: ${row.server} ${Math.round(row.reqPerSec)} req/s = ${(row.reqPerSec / hot.reqPerSec).toFixed(2)}× its hot (${Math.round(hot.reqPerSec)}), ${row.cpuUsPerRequest.toFixed(1)} against ${hot.cpuUsPerRequest.toFixed(1)} µs CPU/request`,
+      );
+  }
+  const downloads = records.filter((r) => r.mbPerSec !== undefined);
+  const mbPerSec = (server: string): number => median(downloads.filter((r) => r.server === server).map((r) => r.mbPerSec ?? 0));
+  const direct = downloads.some((r) => r.server === 'upstream-direct') ? mbPerSec('upstream-direct') : null;
+  for (const server of new Set(downloads.map((r) => r.server))) {
+    const peak = Math.max(...downloads.filter((r) => r.server === server).map((r) => r.peakRssMb ?? 0));
+    const against = direct === null || server === 'upstream-direct' ? '' : ` (${(mbPerSec(server) / direct).toFixed(2)}× the upstream fetched directly)`;
+    notes.push(`download: ${server} ${mbPerSec(server).toFixed(0)} MiB/s${against}, peak RSS ${peak.toFixed(1)} MiB`);
+  }
+  return notes;
+}
+
 /**
  * The tail of each scenario per hypergate: its event loop's longest delay (over all rounds, and
  * each round's) and the median of the rounds' p99 delays, beside its request p99 and the

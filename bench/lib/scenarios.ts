@@ -41,8 +41,27 @@ export interface Prepared {
    * servers make ETags differently (hypergate from the upstream's validator, the peer from its body).
    */
   readonly ownEtag?: boolean;
-  /** Keys added to hypergate's config for this scenario (older checkouts may not know them), and then hypergate only: the others serve no such thing. */
-  readonly hypergateConfig?: Record<string, unknown>;
+  /** Keys merged over hypergate's minimal config, section by section (older checkouts may not know them), and then hypergate only: the others serve no such thing. */
+  readonly hypergateConfig?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  /** The environment hypergate's config names for this scenario (its secrets). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Helper servers hypergate must not call during the measured part (the run fails otherwise): what it needs is cached. */
+  readonly uncalled?: readonly Counted[];
+  /** The download driver (bench/drivers/download.ts) instead of wrk/autocannon, against hypergate and the upstream fetched directly. */
+  readonly download?: DownloadLoad;
+}
+
+/** A helper server that counts the requests it answers (servers.ts startCounted). */
+export interface Counted {
+  readonly what: string;
+  count(): Promise<number>;
+}
+
+/** Downloads of `bytes` each, `connections` at a time, for the run's duration; `directPath` is the same body on its upstream. */
+export interface DownloadLoad {
+  readonly bytes: number;
+  readonly connections: number;
+  readonly directPath: string;
 }
 
 /** Reads of customers 1..hotSet with a share of merge PATCHes spread over them, with a token that may write. */
@@ -60,6 +79,9 @@ export interface PrepareContext {
   /** The hot token, and the ETag of the hot customer's JSON (from the baseline capture). */
   readonly hotToken: string;
   readonly etag: string;
+  /** The feature scenarios' upstream (bench/servers/features.ts) and introspection endpoint, when a feature scenario runs. */
+  readonly features?: Counted & { readonly url: string };
+  readonly introspection?: Counted & { readonly url: string };
 }
 
 export interface Scenario {
@@ -68,7 +90,7 @@ export interface Scenario {
   prepare(ctx: PrepareContext): Prepared;
 }
 
-function bearer(token: string): Record<string, string> {
+export function bearer(token: string): Record<string, string> {
   return { ...ACCEPT, authorization: `Bearer ${token}` };
 }
 
@@ -250,4 +272,5 @@ const embedParts: Scenario = {
   },
 };
 
-export const SCENARIOS: readonly Scenario[] = [hot, tokens, fresh, spread, wide, conditional, herd, mixed, embed, embedParts];
+/** The scenarios on the shipped customers resource (feature-scenarios.ts has the others). */
+export const CUSTOMER_SCENARIOS: readonly Scenario[] = [hot, tokens, fresh, spread, wide, conditional, herd, mixed, embed, embedParts];

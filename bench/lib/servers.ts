@@ -30,8 +30,10 @@ export interface StartContext {
   readonly redis?: { readonly url: string; flush(): Promise<void> };
   /** hypergate's server.workers (1 when absent); more than one runs unpinned. */
   readonly workers?: number;
-  /** Keys a scenario adds to hypergate's config (Prepared.hypergateConfig). */
-  readonly config?: Record<string, unknown>;
+  /** A scenario's own keys (Prepared.hypergateConfig), merged over the minimal config section by section. */
+  readonly config?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  /** A scenario's own environment for hypergate (the secrets its config names). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export interface RunningServer {
@@ -92,14 +94,15 @@ function cleanEnv(): NodeJS.ProcessEnv {
  * never shapes a figure, and a smoke run on a loaded machine gets no 504 for its first requests.
  */
 export function benchConfig(ctx: StartContext, port: number, adminPort: number | null = null): Record<string, unknown> {
-  return {
+  const config: Record<string, Readonly<Record<string, unknown>>> = {
     server: { port, ...((ctx.workers ?? 1) > 1 ? { workers: ctx.workers } : {}) },
     upstream: { url: ctx.upstreamUrl, timeoutMs: 30_000 },
     auth: { publicKeyFile: ctx.publicKeyFile, issuer: ISSUER, audience: AUDIENCE },
     log: { access: ctx.accessLog },
     admin: { port: adminPort },
-    ...ctx.config,
   };
+  for (const [section, keys] of Object.entries(ctx.config ?? {})) config[section] = { ...config[section], ...keys };
+  return config;
 }
 
 let configs = 0;
@@ -124,7 +127,7 @@ export async function startCheckout(
       const stdoutFile = ctx.accessLogTo === 'file' ? join(ctx.dir, `access-${configs}.log`) : undefined;
       return {
         argv: [process.execPath, ...(ctx.nodeFlags ?? []), ...built.nodeFlags, built.entry, '--config', file],
-        env: { ...cleanEnv(), ...extraEnv },
+        env: { ...cleanEnv(), ...extraEnv, ...ctx.env },
         cwd: built.root,
         ...(stdoutFile === undefined ? {} : { stdoutFile }),
       };
@@ -195,6 +198,16 @@ export const baseline: ServerSpec = {
   },
 };
 
+/**
+ * The feature upstream (bench/servers/features.ts) fetched directly, a fresh process per run as
+ * every server is: what `download` sets hypergate against. It runs through tsx, as the sample
+ * upstream does; a download's cost is the socket's, not the loader's.
+ */
+export const upstreamDirect: ServerSpec = {
+  name: 'upstream-direct',
+  start: async () => launch('upstream-direct', (port) => ({ argv: nodeArgv('bench/servers/features.ts', [String(port)]) })),
+};
+
 export const SERVERS: Readonly<Record<string, ServerSpec>> = {
   baseline,
   hypergate: hypergate(),
@@ -212,17 +225,25 @@ export interface Upstream {
 }
 
 export async function startUpstream(customers: number): Promise<Upstream> {
+  return startCounted('bench/servers/upstream.ts', [String(customers)], 'sample upstream');
+}
+
+/**
+ * A helper server of the benchmarks (bench/servers/) in its own process on the servers' core,
+ * on a free port, counting the requests it answers (reported over IPC).
+ */
+export async function startCounted(file: string, args: readonly string[], what: string): Promise<Upstream> {
   const port = await freePort();
-  const child = spawnPinned(SERVER_CORE, nodeArgv('bench/servers/upstream.ts', [String(port), String(customers)]), {
+  const child = spawnPinned(SERVER_CORE, nodeArgv(file, [String(port), ...args]), {
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
-  await waitListening(child, port, 'sample upstream');
+  await waitListening(child, port, what);
   return {
     url: `http://127.0.0.1:${port}`,
     child,
     count: () =>
       new Promise((done, fail) => {
-        const timer = setTimeout(() => fail(new Error('the sample upstream did not report its count')), 5000);
+        const timer = setTimeout(() => fail(new Error(`the ${what} did not report its count`)), 5000);
         child.once('message', (m: { requests: number }) => {
           clearTimeout(timer);
           done(m.requests);
