@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkoutName } from './builds.ts';
 import { runLoad } from './load.ts';
-import { warmList } from './measure.ts';
+import { scenarioStart, warmList } from './measure.ts';
 import type { Options } from './options.ts';
 import { ROOT } from './proc.ts';
 import { SCENARIOS } from './scenario-list.ts';
@@ -191,7 +191,7 @@ async function profileOne(
   const ctx = { ...start, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] };
   const name = profiledScenario(opts);
   const prepared = (SCENARIOS.find((s) => s.name === name) as Scenario).prepare(prep);
-  const server = await spec.start(ctx);
+  const server = await spec.start(scenarioStart(ctx, prepared));
   const url = `http://127.0.0.1:${server.port}`;
   if ('listFile' in prepared.warm) await warmList(url, prepared.warm.listFile, prepared.load.headers, spec.name);
   else if (opts.warmSeconds > 0) await runLoad(opts.tool, url, prepared.warm.load, opts.connections, opts.warmSeconds);
