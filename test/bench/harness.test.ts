@@ -1,6 +1,6 @@
 /**
  * `npm run bench` works end to end (--quick smokes of hot, wide and herd, with the chart, and of
- * mixed) and refuses a bad option. Never a speed assertion: the machine is shared. The loads last
+ * mixed, and of the feature scenarios) and refuses a bad option. Never a speed assertion: the machine is shared. The loads last
  * a second; every run builds into the shared build folder of the smoke tests
  * (test/helpers/bench.ts), never into the checkout's dist/.
  */
@@ -99,6 +99,38 @@ test('the mixed scenario runs against hypergate only, with reads and PATCHes ans
     run.stdout,
     new RegExp(`- mixed: hypergate \\d+ reads/s and \\d+ writes/s; [\\d.]+% of reads from cache; 0 of ${counts.reads} reads older than an acknowledged write`),
   );
+});
+
+test('the feature scenarios run on hypergate alone, download beside its upstream fetched directly, each set against hot', SLOW, async () => {
+  const results = join(dir, 'features');
+  const scenarios = 'hot,vary-claim,query,introspected,download';
+  const run = await runBench([
+    '--quick',
+    '--scenario',
+    scenarios,
+    '--servers',
+    'baseline,hypergate',
+    '--duration',
+    '1',
+    '--warmup',
+    '0',
+    '--results-dir',
+    results,
+    '--build-dir',
+    BENCH_BUILDS,
+  ]);
+  assert.equal(run.code, 0, `exit ${run.code}\n${run.stderr}\n${run.stdout}`);
+  const file = readdirSync(results).find((f) => f.endsWith('.json')) as string;
+  const json = JSON.parse(readFileSync(join(results, file), 'utf8')) as {
+    records: { scenario: string; server: string; upstreamRequests: number; mbPerSec?: number; peakRssMb?: number }[];
+  };
+  assert.deepEqual(
+    json.records.map((r) => `${r.scenario}/${r.server}`),
+    ['hot/baseline', 'hot/hypergate', 'vary-claim/hypergate', 'query/hypergate', 'introspected/hypergate', 'download/hypergate', 'download/upstream-direct'],
+  );
+  for (const r of json.records.filter((r) => r.scenario === 'download')) assert.ok((r.mbPerSec ?? 0) > 0 && (r.peakRssMb ?? 0) > 0, JSON.stringify(r));
+  for (const name of ['vary-claim', 'query', 'introspected']) assert.match(run.stdout, new RegExp(`- ${name}: hypergate \\d+ req/s = [\\d.]+× its hot`));
+  assert.match(run.stdout, /- download: hypergate \d+ MiB\/s \([\d.]+× the upstream fetched directly\), peak RSS [\d.]+ MiB/);
 });
 
 test('the mixed driver counts a read older than a PATCH it saw answered (a server that forgets writes)', async (t) => {
