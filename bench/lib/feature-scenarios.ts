@@ -29,10 +29,15 @@ const varyClaim: Scenario = {
   },
 };
 
+/** The feature upstream as a service, with a deadline no busy machine runs past (as the sample upstream's, servers.ts). */
+function featureService(ctx: PrepareContext): Readonly<Record<string, unknown>> {
+  return { url: need(ctx.features, 'feature upstream').url, timeoutMs: 30_000 };
+}
+
 /** A collection on the feature upstream declaring two query parameters, paged, items cached as accounts. */
 function accounts(ctx: PrepareContext): Readonly<Record<string, Readonly<Record<string, unknown>>>> {
   return {
-    upstreams: { features: { url: need(ctx.features, 'feature upstream').url } },
+    upstreams: { features: featureService(ctx) },
     resources: {
       accounts: {
         path: '/api/accounts/{id}',
@@ -81,7 +86,9 @@ const introspected: Scenario = {
     return hit(load, {
       hypergateUpstreamRequests: 0,
       uncalled: [endpoint],
-      hypergateConfig: { auth: { introspection: { url: endpoint.url, clientId: { env: CLIENT_ID }, clientSecret: { env: CLIENT_SECRET } } } },
+      hypergateConfig: {
+        auth: { introspection: { url: endpoint.url, clientId: { env: CLIENT_ID }, clientSecret: { env: CLIENT_SECRET }, timeoutMs: 30_000 } },
+      },
       env: { [CLIENT_ID]: 'hypergate-bench', [CLIENT_SECRET]: 'bench-secret' },
     });
   },
@@ -103,7 +110,7 @@ const download: Scenario = {
       load,
       download: { bytes: DOWNLOAD_BYTES, connections: DOWNLOAD_CONNECTIONS, directPath: `/download/${DOWNLOAD_BYTES}` },
       hypergateConfig: {
-        upstreams: { features: { url: need(ctx.features, 'feature upstream').url } },
+        upstreams: { features: featureService(ctx) },
         routes: { download: { path: '/api/download/{path*}', service: 'features', upstream: '/download/{path*}' } },
       },
     };
