@@ -7,8 +7,11 @@ import type { ChartInput, ChartRow } from './chart.ts';
 import { describeRun, type RunInfo, type Summary } from './report.ts';
 
 const TITLE = 'hypergate benchmark: req/s per scenario and server';
-/** herd's figure is its upstream request count: its req/s is one burst of 1,000 requests, not a rate. */
-const NOT_RATES = new Set(['herd']);
+/**
+ * herd's figure is its upstream request count: its req/s is one burst of 1,000 requests, not a
+ * rate; download's is its MiB/s: its req/s counts 64 MB downloads.
+ */
+const NOT_RATES = new Set(['herd', 'download']);
 const TABLE_HEAD = /^\| scenario \| server \| req\/s \|/m;
 
 function rates(rows: readonly ChartRow[]): ChartRow[] {
