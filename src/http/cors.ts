@@ -1,5 +1,6 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { CorsConfig } from '../config/types.ts';
+import type { HgResponse } from '../protocol/response.ts';
 import type { Router } from './router.ts';
 
 /**
@@ -32,12 +33,17 @@ function headerList(defaults: readonly string[], added: readonly string[]): stri
  * echoed, never "*", so caches keep answers apart per origin: every answer says Vary: Origin.
  * Only built when cors.origins is non-empty; otherwise the dispatcher does no CORS work at all.
  */
+/** What an answer to a request without an allowed origin carries: it still varies on Origin. */
+const VARY_ORIGIN: readonly string[] = ['Vary', 'Origin'];
+
 export class CorsPolicy {
   readonly #origins: ReadonlySet<string>;
   readonly #any: boolean;
   readonly #maxAge: string;
   readonly #allowHeaders: string;
   readonly #exposeHeaders: string;
+  /** The fields of an answer to each listed origin, made once: a request of theirs allocates none. */
+  readonly #granted = new Map<string, readonly string[]>();
 
   constructor(config: CorsConfig) {
     this.#origins = new Set(config.origins);
@@ -45,6 +51,11 @@ export class CorsPolicy {
     this.#maxAge = String(config.maxAgeSeconds);
     this.#allowHeaders = headerList(ALLOWED_HEADERS, config.allowHeaders);
     this.#exposeHeaders = headerList(EXPOSED_HEADERS, config.exposeHeaders);
+    for (const origin of this.#origins) this.#granted.set(origin, this.#grantFor(origin));
+  }
+
+  #grantFor(origin: string): readonly string[] {
+    return ['Vary', 'Origin', 'Access-Control-Allow-Origin', origin, 'Access-Control-Expose-Headers', this.#exposeHeaders];
   }
 
   allows(origin: string): boolean {
@@ -55,25 +66,40 @@ export class CorsPolicy {
    * Adds the CORS headers for this request, and answers it when it is a preflight for a known
    * path from an allowed origin. Returns true when the request has been answered.
    */
-  handle(req: IncomingMessage, res: ServerResponse, router: Router, path: string): boolean {
-    res.setHeader('Vary', 'Origin');
+  handle(req: IncomingMessage, res: HgResponse, router: Router, path: string): boolean {
     const origin = req.headers.origin;
-    if (origin === undefined || !this.allows(origin)) return false;
-    res.setHeader('Access-Control-Allow-Origin', origin);
+    if (origin === undefined || !this.allows(origin)) {
+      res.deferHeaders(VARY_ORIGIN);
+      return false;
+    }
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined) {
       const allowed = router.allowedMethods(path);
-      if (allowed.length === 0) return false; // unknown path: the router's 404
-      res.writeHead(204, {
-        'Access-Control-Allow-Methods': allowed.join(', '),
-        'Access-Control-Allow-Headers': this.#allowHeaders,
-        'Access-Control-Max-Age': this.#maxAge,
-        'Cache-Control': 'no-store',
-        'Content-Length': 0,
-      });
+      // Unknown path: the router's 404, which grants the origin but exposes nothing.
+      if (allowed.length === 0) {
+        res.deferHeaders(['Vary', 'Origin', 'Access-Control-Allow-Origin', origin]);
+        return false;
+      }
+      res.writeHead(204, [
+        'Vary',
+        'Origin',
+        'Access-Control-Allow-Origin',
+        origin,
+        'Access-Control-Allow-Methods',
+        allowed.join(', '),
+        'Access-Control-Allow-Headers',
+        this.#allowHeaders,
+        'Access-Control-Max-Age',
+        this.#maxAge,
+        'Cache-Control',
+        'no-store',
+        'Content-Length',
+        0,
+      ]);
       res.end();
       return true;
     }
-    res.setHeader('Access-Control-Expose-Headers', this.#exposeHeaders);
+    // An origin allowed by "*" is any origin: its list is made per request, not kept.
+    res.deferHeaders(this.#granted.get(origin) ?? this.#grantFor(origin));
     return false;
   }
 }

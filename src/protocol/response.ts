@@ -1,5 +1,6 @@
-import { IncomingMessage, ServerResponse } from 'node:http';
+import { IncomingMessage, ServerResponse, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { mergeDeferred } from './deferred-headers.ts';
 
 /**
  * The gateway's response object (node:http `ServerResponse` option): it carries what the access
@@ -22,6 +23,79 @@ export class HgResponse<Req extends IncomingMessage = IncomingMessage> extends S
   routeIndex = -1;
   /** True once metrics and the access log have seen this exchange. */
   recorded = false;
+  /**
+   * Header fields every answer to this request carries (CORS), as name/value pairs, not yet set:
+   * setHeader would put the answer on node:http's slow header path (an object of fields built per
+   * answer), so they are merged into the writer's own flat list when the head is written.
+   */
+  #deferred: readonly string[] | null = null;
+
+  /** Fields to write with whatever head this answer gets, exactly as if set now with setHeader. */
+  deferHeaders(fields: readonly string[]): void {
+    this.#deferred = fields;
+  }
+
+  /** Sets the deferred fields for real, before any field set one by one or a head without a flat list. */
+  #setDeferred(): void {
+    const fields = this.#deferred;
+    if (fields === null) return;
+    this.#deferred = null;
+    for (let i = 0; i < fields.length; i += 2) super.setHeader(fields[i]!, fields[i + 1]!);
+  }
+
+  override writeHead(statusCode: number, statusMessage?: string, headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this;
+  override writeHead(statusCode: number, headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this;
+  override writeHead(
+    statusCode: number,
+    messageOrHeaders?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
+    headers?: OutgoingHttpHeaders | OutgoingHttpHeader[],
+  ): this {
+    const deferred = this.#deferred;
+    if (deferred !== null && Array.isArray(messageOrHeaders) && headers === undefined) {
+      const merged = mergeDeferred(deferred, messageOrHeaders);
+      if (merged !== null) {
+        this.#deferred = null;
+        return super.writeHead(statusCode, merged);
+      }
+    }
+    this.#setDeferred();
+    return typeof messageOrHeaders === 'string' ? super.writeHead(statusCode, messageOrHeaders, headers) : super.writeHead(statusCode, messageOrHeaders);
+  }
+
+  override setHeader(name: string, value: number | string | readonly string[]): this {
+    this.#setDeferred();
+    return super.setHeader(name, value);
+  }
+
+  override appendHeader(name: string, value: string | readonly string[]): this {
+    this.#setDeferred();
+    return super.appendHeader(name, value);
+  }
+
+  override getHeader(name: string): number | string | string[] | undefined {
+    this.#setDeferred();
+    return super.getHeader(name);
+  }
+
+  override hasHeader(name: string): boolean {
+    this.#setDeferred();
+    return super.hasHeader(name);
+  }
+
+  override getHeaders(): OutgoingHttpHeaders {
+    this.#setDeferred();
+    return super.getHeaders();
+  }
+
+  override getHeaderNames(): string[] {
+    this.#setDeferred();
+    return super.getHeaderNames();
+  }
+
+  override removeHeader(name: string): void {
+    this.#setDeferred();
+    super.removeHeader(name);
+  }
 }
 
 /** The gateway's request object: the token's subject, once authenticated, for the access log. */
