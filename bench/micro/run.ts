@@ -1,6 +1,6 @@
 /**
  * The micro-benchmarks of the hot path's pieces, each against its simplest alternative:
- *   npm run bench:micro [-- --ms 300] [--only bearer,token-cache,auth-hit,age,header-write,jose,api-key]
+ *   npm run bench:micro [-- --ms 300] [--only bearer,token-cache,auth-hit,age,header-write,cors-head,jose,api-key]
  * Plain loops with process.hrtime.bigint(); nothing to install.
  */
 import { parseArgs } from '../../src/lib/cli-args.ts';
@@ -8,6 +8,7 @@ import { age } from './age.ts';
 import { authHit } from './auth-hit.ts';
 import { apiKey } from './api-key.ts';
 import { bearer } from './bearer.ts';
+import { corsHead } from './cors-head.ts';
 import { headerWrite } from './header-write.ts';
 import { joseVerify } from './jose-verify.ts';
 import { table, type Comparison } from './timing.ts';
@@ -19,6 +20,7 @@ const ALL: Record<string, (ms: number) => Comparison | Comparison[] | Promise<Co
   'auth-hit': authHit,
   age,
   'header-write': headerWrite,
+  'cors-head': corsHead,
   jose: joseVerify,
   'api-key': apiKey,
 };
