@@ -1,14 +1,6 @@
-import {
-  collectDefaultMetrics,
-  Counter,
-  Gauge,
-  Histogram,
-  Registry,
-  type MetricObjectWithValues,
-  type MetricType,
-  type MetricValueWithName,
-} from 'prom-client';
-import { LATENCY_BUCKETS_MS, RequestStats } from './request-stats.ts';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { LATENCY_BUCKETS_MS, RequestStats, SERVER_DURATION_BUCKETS_MS, type StatsCell } from './request-stats.ts';
+import { StatsHistogram } from './stats-histogram.ts';
 
 /** Counted by the response cache; plain fields so a hit costs one addition. */
 export interface CacheTally {
@@ -140,55 +132,38 @@ export type BreakerStateName = keyof typeof BREAKER_STATE;
 const UPSTREAM_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 type RequestLabel = 'route' | 'method' | 'status';
-const REQUEST_DURATION = 'hypergate_http_request_duration_seconds';
-const REQUEST_DURATION_HELP = 'Time from request to answer in the gateway, in seconds';
+type ServerLabel = 'http_request_method' | 'http_route' | 'http_response_status_code';
+
+/** OpenTelemetry's http.request.method for a method outside the known set (RequestStats' OTHER). */
+function otelMethod(method: string): string {
+  return method === 'OTHER' ? '_OTHER' : method;
+}
 
 /**
- * The request-duration histogram, fed from RequestStats at scrape time rather than per request.
- * It keeps prom-client's Histogram type (registry, cluster aggregation) and replaces only `get`.
+ * The labels of http_server_request_duration_seconds, named as the OpenTelemetry HTTP semantic
+ * conventions name the attributes: http.route is left out for a request that matched no route,
+ * as the conventions ask, rather than filled with its raw path.
  */
-class RequestDurationHistogram extends Histogram<RequestLabel> {
-  readonly #stats: RequestStats;
-
-  constructor(stats: RequestStats, registry: Registry) {
-    super({
-      name: REQUEST_DURATION,
-      help: REQUEST_DURATION_HELP,
-      labelNames: ['route', 'method', 'status'],
-      buckets: LATENCY_BUCKETS_MS.map((ms) => ms / 1000),
-      registers: [registry],
-    });
-    this.#stats = stats;
-  }
-
-  /** The registry's text path calls this one, the cluster aggregator `get`: both give the tallies. */
-  getForPromString(): Promise<MetricObjectWithValues<MetricValueWithName<RequestLabel | 'le'>>> {
-    return this.get();
-  }
-
-  override async get(): Promise<MetricObjectWithValues<MetricValueWithName<RequestLabel | 'le'>>> {
-    const base = {
-      name: REQUEST_DURATION,
-      help: REQUEST_DURATION_HELP,
-      type: 'histogram' as unknown as MetricType,
-      aggregator: 'sum' as const,
-      collect: () => {},
-    };
-    const values: MetricValueWithName<RequestLabel | 'le'>[] = [];
-    for (const cell of this.#stats.cells()) {
-      const labels = { route: cell.route, method: cell.method, status: cell.status };
-      let cumulative = 0;
-      for (let i = 0; i <= LATENCY_BUCKETS_MS.length; i++) {
-        cumulative += cell.buckets[i] ?? 0;
-        const le = i < LATENCY_BUCKETS_MS.length ? (LATENCY_BUCKETS_MS[i] as number) / 1000 : '+Inf';
-        values.push({ labels: { ...labels, le }, value: cumulative, metricName: `${base.name}_bucket` });
-      }
-      values.push({ labels, value: cell.sumMs / 1000, metricName: `${base.name}_sum` });
-      values.push({ labels, value: cell.count, metricName: `${base.name}_count` });
-    }
-    return { ...base, values };
-  }
+function serverLabels(cell: StatsCell): Partial<Record<ServerLabel, string | number>> {
+  const method = otelMethod(cell.method);
+  return cell.matched
+    ? { http_request_method: method, http_route: cell.route, http_response_status_code: cell.status }
+    : { http_request_method: method, http_response_status_code: cell.status };
 }
+
+/** Answers of one declared resource by Cache-Status outcome: plain fields, one addition per answer, read at scrape time. */
+export interface CacheOutcomes {
+  /** Answered from a fresh entry (Cache-Status hit with a positive ttl). */
+  hit: number;
+  /** Answered from a stale entry (stale-while-revalidate, or stale-if-error after the upstream failed). */
+  stale: number;
+  /** Forwarded because nothing fresh was cached (fwd=miss), whatever the upstream then answered. */
+  miss: number;
+  /** Answered by another request's upstream fetch (fwd=miss; collapsed). */
+  collapsed: number;
+}
+
+const CACHE_OUTCOMES: readonly (keyof CacheOutcomes)[] = ['hit', 'stale', 'miss', 'collapsed'];
 
 /**
  * Every metric of one gateway, in its own prom-client registry (no global state: tests build many
@@ -203,6 +178,7 @@ export class Metrics implements UpstreamObserver, IntrospectionObserver {
   readonly introspection: IntrospectionTally = emptyIntrospectionTally();
   readonly apiKeys: ApiKeyTally = { ok: 0, malformed: 0, unknown: 0, unavailable: 0 };
   inFlight = 0;
+  readonly #cacheOutcomes = new Map<string, CacheOutcomes>();
   #cacheEntries: () => number = () => 0;
   #tokenCacheBytes: () => number = () => 0;
   #jwksAgeSeconds: () => number = () => NaN;
@@ -233,7 +209,20 @@ export class Metrics implements UpstreamObserver, IntrospectionObserver {
         for (const cell of requests.cells()) this.inc({ route: cell.route, method: cell.method, status: cell.status }, cell.count);
       },
     });
-    new RequestDurationHistogram(requests, this.registry);
+    new StatsHistogram<RequestLabel>(requests, this.registry, {
+      name: 'hypergate_http_request_duration_seconds',
+      help: 'Time from request to answer in the gateway, in seconds',
+      labelNames: ['route', 'method', 'status'],
+      boundsMs: LATENCY_BUCKETS_MS,
+      labelsOf: (cell) => ({ route: cell.route, method: cell.method, status: cell.status }),
+    });
+    new StatsHistogram<ServerLabel>(requests, this.registry, {
+      name: 'http_server_request_duration_seconds',
+      help: 'Duration of HTTP server requests, in seconds (OpenTelemetry http.server.request.duration)',
+      labelNames: ['http_request_method', 'http_route', 'http_response_status_code'],
+      boundsMs: SERVER_DURATION_BUCKETS_MS,
+      labelsOf: serverLabels,
+    });
     new Gauge({
       name: 'hypergate_http_requests_in_flight',
       help: 'Requests being answered now',
@@ -256,6 +245,17 @@ export class Metrics implements UpstreamObserver, IntrospectionObserver {
     tally('hypergate_cache_hits_total', 'Requests answered from a fresh cache entry', () => this.cache.hits);
     tally('hypergate_cache_misses_total', 'Cache lookups that found nothing fresh', () => this.cache.misses);
     tally('hypergate_cache_stale_total', 'Stale cache entries served', () => this.cache.stale);
+    const cacheOutcomes = this.#cacheOutcomes;
+    new Counter<'resource' | 'outcome'>({
+      name: 'hypergate_cache_requests_total',
+      help: 'Reads of declared resources answered through the cache, by resource and outcome as Cache-Status tells it (hit, stale, miss, collapsed)',
+      labelNames: ['resource', 'outcome'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [resource, counts] of cacheOutcomes) for (const outcome of CACHE_OUTCOMES) this.inc({ resource, outcome }, counts[outcome]);
+      },
+    });
     tally('hypergate_cache_evictions_total', 'Cache entries evicted to respect cache.maxEntries or cache.maxBytes', () => this.cache.evictions);
     tally('hypergate_log_lines_dropped_total', 'Log lines dropped because the reader of stdout fell behind by more than log.maxBufferBytes (or was gone)', () =>
       this.#logLinesDropped(),
@@ -453,6 +453,19 @@ export class Metrics implements UpstreamObserver, IntrospectionObserver {
   /** A pass-through answer was cut after its status was sent (the client's connection closed under it). */
   passthroughCut(route: string, reason: 'upstream_lost' | 'upstream_idle'): void {
     this.#passthroughCuts.inc({ route, reason });
+  }
+
+  /**
+   * The outcome counts of one declared resource, asked for once when its routes are built: the
+   * same object across reloads, so its counts go on.
+   */
+  cacheOutcomes(resource: string): CacheOutcomes {
+    let counts = this.#cacheOutcomes.get(resource);
+    if (counts === undefined) {
+      counts = { hit: 0, stale: 0, miss: 0, collapsed: 0 };
+      this.#cacheOutcomes.set(resource, counts);
+    }
+    return counts;
   }
 
   /** Where the cache-entries gauge reads from (the current cache; it changes on reload). */

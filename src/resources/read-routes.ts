@@ -154,7 +154,8 @@ function itemRoutes(r: CompiledResource, reader: ReadThrough, access: Access, em
 
 /** The locator of a collection's reads: the whole list, a plain page, or a page under declared parameters and paging. */
 function collectionLocator(r: CompiledResource, c: CompiledCollection, parts: ServingParts, items: ItemReaders): CollectionLocator {
-  const whole = c.paged || !c.plain ? null : new ReadThrough(parts, new CollectionSource(r, c, parts.entries, null, items));
+  const outcomes = parts.ctx.metrics.cacheOutcomes(r.name);
+  const whole = c.paged || !c.plain ? null : new ReadThrough(parts, new CollectionSource(r, c, parts.entries, null, items), outcomes);
   return (req, url, path, claims) => {
     if (whole !== null) {
       // The path is the target without its query: a longer target has one.
@@ -164,12 +165,12 @@ function collectionLocator(r: CompiledResource, c: CompiledCollection, parts: Se
     if (c.plain) {
       const paging = parsePageQuery(url);
       // A page has its own source (the paging it asks the upstream for).
-      const page = new ReadThrough(parts, new CollectionSource(r, c, parts.entries, paging, items));
+      const page = new ReadThrough(parts, new CollectionSource(r, c, parts.entries, paging, items), outcomes);
       return { reader: page, key: keyFor(r, pagePath(path, paging.offset, paging.limit), claims, req) };
     }
     // Declared parameters, another paging style or a fixed upstream query: the canonical query path.
     const { key, ask } = readCollectionQuery(c, r.name, path, url, parts.cursors);
-    return { reader: new ReadThrough(parts, new CollectionSource(r, c, parts.entries, ask, items)), key: keyFor(r, key, claims, req) };
+    return { reader: new ReadThrough(parts, new CollectionSource(r, c, parts.entries, ask, items), outcomes), key: keyFor(r, key, claims, req) };
   };
 }
 
@@ -228,7 +229,9 @@ function exposedDoc(r: CompiledResource): { exposedHeaders?: readonly string[] }
 
 /** Every read route of the table: each resource's collection (if declared) and its items. */
 export function readRoutes(table: ResourceTable, parts: ServingParts, access: Access, embedding: EmbedHook | null = null): RouteDef[] {
-  const items: ItemReaders = new Map(table.resources.map((r) => [r, new ReadThrough(parts, itemSource(r, parts.entries))] as const));
+  const items: ItemReaders = new Map(
+    table.resources.map((r) => [r, new ReadThrough(parts, itemSource(r, parts.entries), parts.ctx.metrics.cacheOutcomes(r.name))] as const),
+  );
   const collections = new Map<CompiledResource, CollectionLocator>();
   for (const r of table.resources) if (r.collection !== null) collections.set(r, collectionLocator(r, r.collection, parts, items));
   const paths: ReadPaths = { parts, items, collections, itemKey: (r, path, claims, req) => itemKey(r, path, claims, req) };

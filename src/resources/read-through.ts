@@ -8,6 +8,7 @@ import { ALWAYS_HEARING, type InvalidationHearing } from '../cluster/hearing.ts'
 import type { GatewayContext } from './context.ts';
 import { HgError, type HgErrorCode } from '../lib/errors.ts';
 import { missStatus, staleStatus, type StaleReason } from '../protocol/cache-status.ts';
+import type { CacheOutcomes } from '../observability/metrics.ts';
 import type { HgResponse } from '../protocol/response.ts';
 import { callOf } from '../upstream/trace-context.ts';
 import type { UpstreamCall } from '../upstream/call.ts';
@@ -43,6 +44,11 @@ function causeOf(err: unknown): string {
   return err instanceof HgError && inner !== err ? `${err.detail} (${text})` : text;
 }
 
+/** Where the reads of a source that is no declared resource (the API root) are counted: nowhere anyone reads. */
+function uncounted(): CacheOutcomes {
+  return { hit: 0, stale: 0, miss: 0, collapsed: 0 };
+}
+
 /** A read that found nothing fresh: made only then, so a hit allocates nothing. */
 interface Miss {
   readonly req: IncomingMessage;
@@ -67,9 +73,12 @@ export class ReadThrough {
   readonly #source: Source;
   /** Whether invalidations of this source's entries can be heard now: the shared state's for a resource that takes writes. */
   readonly #hearing: InvalidationHearing;
+  /** Its resource's answers by cache outcome (hypergate_cache_requests_total), resolved once, not per request. */
+  readonly #outcomes: CacheOutcomes;
 
-  constructor(parts: ServingParts, source: Source) {
+  constructor(parts: ServingParts, source: Source, outcomes: CacheOutcomes = uncounted()) {
     this.#ctx = parts.ctx;
+    this.#outcomes = outcomes;
     this.#formats = parts.formats;
     this.#parts = parts;
     this.#source = source;
@@ -92,6 +101,7 @@ export class ReadThrough {
       if (this.#hearing.deaf && !this.#hearing.mayServe(hit.storedAtMs, now)) return this.#unheard({ req, res, path, format, values: values.slice(), claims });
       const rep = hit.variant(format) ?? this.#parts.entries.addVariant(path, hit, format, this.#source);
       res.cacheOutcome = 'hit';
+      this.#outcomes.hit++;
       return writeRepresentation(req, res, rep, now);
     }
     return this.#notFresh({ req, res, path, format, values: values.slice(), claims }, now);
@@ -193,10 +203,16 @@ export class ReadThrough {
       entry = await loads.load(path, source, values, callOf(req, res.requestId, miss.claims));
     } catch (err) {
       if (source.local !== true) res.upstreamMs = performance.now() - started;
-      if (!isUpstreamFailure(err)) throw err;
+      if (!isUpstreamFailure(err)) {
+        this.#countForwarded(res);
+        throw err;
+      }
       const now = this.#ctx.clock.now();
       const stale = this.#staleWithin(path, now, sieMs);
-      if (stale === undefined) throw err;
+      if (stale === undefined) {
+        this.#countForwarded(res);
+        throw err;
+      }
       this.#ctx.logger.warn('served a stale entry: the upstream failed', {
         ...err.log,
         reqId: res.requestId,
@@ -215,8 +231,15 @@ export class ReadThrough {
     // A personal answer is never shared: a reader that joined another's load went forward itself (Loads.load).
     const rode = collapsed && !forOneRequest(rep);
     if (collapsed && !rode) res.cacheOutcome = 'miss';
+    this.#countForwarded(res);
     // Stored as `storable` decides: not no-store, and not stale on arrival (an upstream max-age=0 or invalid freshness).
     writeRepresentation(req, res, rep, now, missStatus(wasStored(rep, now), rode));
+  }
+
+  /** Counts a read that found nothing fresh and was not answered stale: a miss, or one collapsed into another's fetch. */
+  #countForwarded(res: HgResponse): void {
+    if (res.cacheOutcome === 'collapsed') this.#outcomes.collapsed++;
+    else this.#outcomes.miss++;
   }
 
   /** Throws the 400 when these claims cannot be forwarded to this source's service. */
@@ -242,6 +265,7 @@ export class ReadThrough {
     const rep = entry.variant(format) ?? this.#parts.entries.addVariant(path, entry, format, this.#source);
     res.cacheOutcome = 'stale';
     this.#ctx.cache.tally.stale++;
+    this.#outcomes.stale++;
     writeRepresentation(req, res, rep, now, staleStatus(remainingSeconds(rep, now), reason, forwarded));
   }
 
