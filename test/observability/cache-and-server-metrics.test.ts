@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get } from '../helpers/gateway.ts';
 import { sample } from '../helpers/metrics.ts';
+import { gate, waitFor } from '../helpers/wait.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
 
 /** The OpenTelemetry HTTP semantic conventions' advised boundaries for http.server.request.duration, in seconds. */
@@ -16,7 +17,18 @@ interface Series {
 }
 
 /**
- * The Prometheus text exposition (format 0.0.4) read strictly: every line is a comment, HELP, TYPE
+ * A sample's value as Prometheus reads it (Go's ParseFloat): a decimal, or NaN and [+-]Inf in any
+ * case (prom-client writes an event-loop lag it has not measured yet as `Nan`).
+ */
+function sampleValue(text: string): number | undefined {
+  if (/^nan$/i.test(text)) return NaN;
+  if (/^[+-]?inf(inity)?$/i.test(text)) return text.startsWith('-') ? -Infinity : Infinity;
+  const value = Number(text);
+  return /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text) && !Number.isNaN(value) ? value : undefined;
+}
+
+/**
+ * The Prometheus text exposition (format 0.0.4) read strictly: every line is a HELP, a TYPE
  * or a sample `name{label="value",...} number`; anything else fails the test.
  */
 function parseExposition(text: string): { types: Map<string, string>; series: Series[] } {
@@ -33,8 +45,8 @@ function parseExposition(text: string): { types: Map<string, string>; series: Se
     if (line.startsWith('# HELP ')) continue;
     const m = sampleLine.exec(line);
     assert.ok(m !== null, `not an exposition line: ${line}`);
-    const value = Number(m[3] === '+Inf' ? Infinity : m[3] === 'NaN' ? NaN : m[3]);
-    assert.ok(m[3] === 'NaN' || !Number.isNaN(value), `not a number: ${line}`);
+    const value = sampleValue(m[3] as string);
+    assert.ok(value !== undefined, `not a number: ${line}`);
     const labels: Record<string, string> = {};
     for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1] as string] = l[2] as string;
     series.push({ name: m[1] as string, labels, value });
@@ -81,6 +93,22 @@ describe('cache outcomes per resource and the OpenTelemetry request-duration his
     fx.upstream.reset();
   });
 
+  it("counts reads that rode on another request's fetch as collapsed", async () => {
+    const held = gate();
+    fx.upstream.on('/customers/43', { kind: 'wait', until: held.promise, then: { kind: 'json', body: { id: 43, name: 'N', status: 'active' } } });
+    const before = await scrape();
+    const answers = Promise.all([1, 2, 3].map(() => read('/api/customers/43')));
+    // All three are waiting on the one upstream fetch (the token is cached: each joined it when it arrived).
+    await waitFor(() => fx.gw.gateway.metrics.inFlight === 3, 'three reads waiting on the upstream');
+    held.open();
+    const statuses = (await answers).map((a) => String(a.headers['cache-status'])).sort();
+    assert.deepEqual(statuses, ['hypergate; fwd=miss; stored', 'hypergate; fwd=miss; stored; collapsed', 'hypergate; fwd=miss; stored; collapsed']);
+    const after = await scrape();
+    assert.equal((outcome(after, 'collapsed') ?? 0) - (outcome(before, 'collapsed') ?? 0), 2);
+    assert.equal((outcome(after, 'miss') ?? 0) - (outcome(before, 'miss') ?? 0), 1);
+    fx.upstream.reset();
+  });
+
   it('exports http_server_request_duration_seconds with the conventions buckets and labels', async () => {
     assert.equal((await get(`${fx.gw.url}/nowhere/42`, auth)).status, 404);
     const text = await scrape();
@@ -93,9 +121,9 @@ describe('cache outcomes per resource and the OpenTelemetry request-duration his
       OTEL_BOUNDS,
     );
     for (let i = 1; i < buckets.length; i++) assert.ok((buckets[i]?.value ?? -1) >= (buckets[i - 1]?.value ?? Infinity), 'cumulative buckets');
-    // Four 200s to GET /api/customers/:id: two misses, a hit and the stale answer.
-    assert.equal(sample(text, `${SERVER}_count`, route), 4);
-    assert.equal(buckets.at(-1)?.value, 4);
+    // Seven 200s to GET /api/customers/:id: two misses, a hit, the stale answer, and three reads of one fetch.
+    assert.equal(sample(text, `${SERVER}_count`, route), 7);
+    assert.equal(buckets.at(-1)?.value, 7);
     assert.ok((sample(text, `${SERVER}_sum`, route) ?? -1) > 0);
     assert.equal(sample(text, `${SERVER}_count`, { ...route, http_request_method: 'HEAD' }), 1);
     assert.equal(sample(text, `${SERVER}_count`, { ...route, http_response_status_code: '502' }), 1);
