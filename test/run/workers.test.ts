@@ -61,6 +61,17 @@ describe('server.workers: a cluster of gateway workers', () => {
   it('aggregates the metrics of every worker', async () => {
     const text = (await get(`${admin}/metrics`)).text;
     assert.equal(sample(text, 'hypergate_http_requests_total', { route: '/api/customers/:id', method: 'GET', status: '200' }), 20);
+    const labels = { http_request_method: 'GET', http_route: '/api/customers/:id', http_response_status_code: '200' };
+    assert.equal(sample(text, 'http_server_request_duration_seconds_count', labels), 20);
+    assert.equal(sample(text, 'http_server_request_duration_seconds_bucket', { ...labels, le: '+Inf' }), 20);
+    // Which worker answered which read decides hits and misses; together they are the 20 reads.
+    const outcomes = ['hit', 'miss', 'collapsed', 'stale'].map(
+      (outcome) => sample(text, 'hypergate_cache_requests_total', { resource: 'customers', outcome }) ?? 0,
+    );
+    assert.equal(
+      outcomes.reduce((a, b) => a + b, 0),
+      20,
+    );
   });
 
   it('broadcasts a purge to every worker', async () => {
