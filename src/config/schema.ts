@@ -473,6 +473,56 @@ const PAGING = section({
   }),
 });
 
+const TRACING = section({
+  enabled: boolean({
+    default: false,
+    doc: 'Make OpenTelemetry traces: a SERVER span per request, with child spans for the token, the cache lookup, each upstream attempt and each Redis call, exported over OTLP/HTTP. Off: no tracing code is loaded. The sampler, service name and resource attributes come from `OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG`, `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` (see [Traces](operations.md#traces)).',
+  }),
+  propagators: strings({
+    nonEmpty: true,
+    oneOf: ['tracecontext', 'b3'],
+    default: ['tracecontext'],
+    doc: "How a caller's trace context is read and an upstream's written: `tracecontext` (W3C `traceparent`, `tracestate`), `b3` (the single `b3` header, and the `X-B3-*` headers when reading).",
+  }),
+  exporter: section({
+    url: url({
+      nullable: true,
+      default: null,
+      doc: 'Where spans are sent (OTLP/HTTP JSON, the full path, e.g. `http://collector:4318/v1/traces`). `null`: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, else `OTEL_EXPORTER_OTLP_ENDPOINT` followed by `/v1/traces`, else `http://localhost:4318/v1/traces`.',
+    }),
+    timeoutMs: integer({
+      min: 1,
+      max: 60_000,
+      unit: 'ms',
+      default: 10_000,
+      doc: 'The most one export of a batch may take; a batch not sent by then is dropped.',
+    }),
+    maxQueueSize: integer({
+      min: 1,
+      max: 1_000_000,
+      default: 2048,
+      doc: 'Ended spans waiting to be exported; past it a span is dropped and counted (`hypergate_trace_spans_dropped_total`), never waited for.',
+    }),
+    maxExportBatchSize: integer({
+      min: 1,
+      max: 1_000_000,
+      default: 512,
+      doc: 'Spans sent in one export (a larger value is taken as `tracing.exporter.maxQueueSize`); a batch this full is sent at once.',
+    }),
+    scheduledDelayMs: integer({
+      min: 1,
+      max: MAX_MS,
+      unit: 'ms',
+      default: 5000,
+      doc: 'The longest an ended span waits for its batch to fill before it is sent.',
+    }),
+  }),
+  captureQuery: boolean({
+    default: false,
+    doc: "Put the request's query string in the SERVER span (`url.query`). Off by default: a query may carry what should not leave the gateway.",
+  }),
+});
+
 const ADMIN = section({
   host: nonEmptyString({ default: '127.0.0.1', doc: 'Address of the admin listener (health, readiness, metrics, cache purge, reload).' }),
   port: integer({ min: 0, max: 65535, nullable: true, default: 9091, doc: 'Port of the admin listener; `null` switches it off. Never the public port.' }),
@@ -518,4 +568,5 @@ export const CONFIG_SCHEMA = section({
   log: LOG,
   redis: REDIS,
   admin: ADMIN,
+  tracing: TRACING,
 });

@@ -21,6 +21,7 @@ import type { DrainState } from '../http/dispatch.ts';
 import type { RouteDef } from '../protocol/route.ts';
 import { silentLogger, type Logger } from '../observability/logger.ts';
 import { Metrics } from '../observability/metrics.ts';
+import { loadTracing } from '../observability/tracing.ts';
 import { RequestIds } from '../observability/request-id.ts';
 import { startSampleUpstream, type SampleUpstream } from '../sample-upstream/server.ts';
 import { runsEmbeddedSample } from '../config/embedded-sample.ts';
@@ -117,6 +118,8 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
   if (runsEmbeddedSample(initial)) sample = await startSampleUpstream(initial.sampleUpstream.customers);
   // Made once, from the config the gateway starts with (redis.* needs a restart); never waits for Redis.
   const shared = createSharedState(initial, clock, logger, metrics);
+  // Made once (tracing.* needs a restart); null when off, and then OpenTelemetry is never loaded.
+  const tracing = await loadTracing(initial.tracing, metrics);
   const parts: PipelineParts = {
     clock,
     logger,
@@ -127,6 +130,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     shared,
     tunnels: new Set(),
     cursorKey: deps.cursorKey ?? randomBytes(32),
+    tracing,
   };
 
   let current: Pipeline;
@@ -136,6 +140,7 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
     // A bad key file or algorithm list fails the build: the embedded upstream must not outlive it.
     await sample?.close();
     await shared.close();
+    await tracing?.shutdown();
     throw err;
   }
   // The config generation the admin API shows: 1 at start, one more per reload applied.
@@ -268,6 +273,8 @@ export async function createGateway(initial: Config, deps: GatewayDeps = {}): Pr
         await current.passthrough.close();
         await shared.close();
         if (sample !== null) await sample.close();
+        // Sends what is queued, within tracing.exporter.timeoutMs.
+        await tracing?.shutdown();
       });
       return closing;
     },

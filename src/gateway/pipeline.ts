@@ -17,6 +17,7 @@ import type { RouteDef } from '../protocol/route.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { RequestIds } from '../observability/request-id.ts';
+import type { Tracing } from '../observability/tracing.ts';
 import { Access } from '../resources/access.ts';
 import { apiRootRoutes } from '../resources/api-root.ts';
 import { compileResources, type ResourceTable } from '../resources/compile.ts';
@@ -87,6 +88,8 @@ export interface PipelineParts {
   readonly tunnels: Set<Duplex>;
   /** The key that seals paging cursors while paging.cursorSecret is null: made once per gateway (or given for all of a cluster's workers). */
   readonly cursorKey: Buffer;
+  /** The tracer (tracing.enabled), made once per gateway; null when off. */
+  readonly tracing: Tracing | null;
 }
 
 /** What a write waits for when there are no other instances to tell. */
@@ -182,6 +185,7 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
       accessLog: config.log.access,
       ids: parts.ids,
       clientAddress,
+      tracing: parts.tracing,
     },
   );
   // With plans or limits per route, a passing answer carries the RateLimit fields of the limits it passed.

@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { HgError } from '../lib/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
+import type { Tracing } from '../observability/tracing.ts';
 
 import { isSafeRequestId, RequestIds } from '../observability/request-id.ts';
 import { clientAddressRule, type ClientAddressOf } from '../protocol/client-address.ts';
@@ -99,6 +100,8 @@ export interface DispatchObservers {
   readonly ids?: RequestIds;
   /** The client address the access log shows (server.trustProxy); the peer when absent. */
   readonly clientAddress?: ClientAddressOf;
+  /** Makes a SERVER span per request (tracing.enabled); null or absent: no tracing work at all. */
+  readonly tracing?: Tracing | null;
 }
 
 /**
@@ -121,6 +124,7 @@ export function createDispatcher(
   const ids = observers?.ids ?? new RequestIds();
   const accessLog = observers?.accessLog === true ? (logger.accessLog ?? null) : null;
   const clientAddress = observers?.clientAddress ?? clientAddressRule([]);
+  const tracing = observers?.tracing ?? null;
 
   function record(req: IncomingMessage, res: HgResponse): void {
     if (res.recorded) return;
@@ -134,6 +138,10 @@ export function createDispatcher(
     if (metrics !== undefined) {
       metrics.inFlight--;
       stats?.observe(res.routeIndex, req.method, status, ms);
+    }
+    if (tracing !== null) {
+      const trace = (req as HgRequest).trace;
+      if (trace !== undefined) tracing.end(trace, stats?.routePattern(res.routeIndex) ?? '', status);
     }
     accessLog?.write(
       res.requestId,
@@ -228,6 +236,7 @@ export function createDispatcher(
     const incomingId = req.headers['x-request-id'];
     res.requestId = typeof incomingId === 'string' && isSafeRequestId(incomingId) ? incomingId : ids.next();
     if (metrics !== undefined) metrics.inFlight++;
+    if (tracing !== null) (req as HgRequest).trace = tracing.begin(req, clientAddress(req));
     let url = req.url ?? '/';
     // A busy keep-alive connection would otherwise carry new requests through the whole drain.
     if (drainState.draining) res.shouldKeepAlive = false;

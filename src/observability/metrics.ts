@@ -179,6 +179,8 @@ export class Metrics implements UpstreamObserver, IntrospectionObserver {
   readonly apiKeys: ApiKeyTally = { ok: 0, malformed: 0, unknown: 0, unavailable: 0 };
   inFlight = 0;
   readonly #cacheOutcomes = new Map<string, CacheOutcomes>();
+  /** Ended spans dropped because the trace exporter's queue was full (tracing.exporter.maxQueueSize). */
+  spansDropped = 0;
   #cacheEntries: () => number = () => 0;
   #tokenCacheBytes: () => number = () => 0;
   #jwksAgeSeconds: () => number = () => NaN;
@@ -259,6 +261,11 @@ export class Metrics implements UpstreamObserver, IntrospectionObserver {
     tally('hypergate_cache_evictions_total', 'Cache entries evicted to respect cache.maxEntries or cache.maxBytes', () => this.cache.evictions);
     tally('hypergate_log_lines_dropped_total', 'Log lines dropped because the reader of stdout fell behind by more than log.maxBufferBytes (or was gone)', () =>
       this.#logLinesDropped(),
+    );
+    tally(
+      'hypergate_trace_spans_dropped_total',
+      'Ended spans dropped because the trace exporter queue held tracing.exporter.maxQueueSize spans',
+      () => this.spansDropped,
     );
     new Gauge({
       name: 'hypergate_cache_entries',

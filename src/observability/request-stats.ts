@@ -78,6 +78,11 @@ export class RequestStats {
     return this.#routes.length - 1;
   }
 
+  /** The pattern of a route index; '' for a request no route matched. */
+  routePattern(route: number): string {
+    return route > UNMATCHED_ROUTE ? (this.#routes[route] ?? '') : '';
+  }
+
   observe(route: number, method: string | undefined, status: number, ms: number): void {
     const cells = (this.#cells[route] ?? this.#cells[UNMATCHED_ROUTE]) as Map<number, StatsCell>;
     const m = methodIndex(method);

@@ -1,6 +1,7 @@
 import { IncomingMessage, ServerResponse, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { mergeDeferred } from './deferred-headers.ts';
+import type { RequestTrace } from '../observability/tracing.ts';
 
 /**
  * The gateway's response object (node:http `ServerResponse` option): it carries what the access
@@ -103,6 +104,8 @@ export class HgRequest extends IncomingMessage {
   subject: string | undefined = undefined;
   /** The rest of a refused body is being read and dropped (body.ts discardBody): the connection may stay. */
   discardingBody = false;
+  /** The request's trace, set by the dispatcher only while tracing is on (declared: no field, no store, when it is off). */
+  declare trace?: RequestTrace;
 }
 
 /** On an answer that ends without end() (see setUnendedStatus): the status its record shows. */

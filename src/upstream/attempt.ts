@@ -2,8 +2,11 @@ import { performance } from 'node:perf_hooks';
 import type { Deadline } from '../lib/deadline.ts';
 import { HgError } from '../lib/errors.ts';
 import { errorCodeOf, type Answer, type ExchangeFailure } from '../lib/exchange.ts';
+import type { Dispatcher } from 'undici';
 import type { UpstreamOutcome } from '../observability/metrics.ts';
+import type { AttemptSpan, RequestTrace } from '../observability/tracing.ts';
 import { badGateway } from './answer.ts';
+import { withTraceHeaders } from './request-headers.ts';
 import type { Target } from './target.ts';
 
 /**
@@ -23,12 +26,40 @@ export class Attempt {
   number = 0;
   /** The answer of the attempt under way once it came (its body or sample is logged if it failed). */
   answer: Answer | null = null;
+  /** The request's trace (tracing.enabled), under which each attempt is a CLIENT span. */
+  readonly #trace: RequestTrace | undefined;
+  /** The span of the attempt under way, until it is settled. */
+  #span: AttemptSpan | null = null;
 
   /** The target the attempt under way goes to (null before the first). */
   target: Target | null = null;
 
-  constructor(deadline: Deadline) {
+  constructor(deadline: Deadline, trace?: RequestTrace) {
     this.deadline = deadline;
+    this.#trace = trace;
+  }
+
+  /**
+   * The request this attempt sends: as it is without tracing; with it, under a new CLIENT span,
+   * whose trace headers replace the caller's when the span is sampled (an unsampled span is never
+   * exported, so the upstream must not be told of it).
+   */
+  traced(options: Dispatcher.DispatchOptions, origin: string): Dispatcher.DispatchOptions {
+    if (this.#trace === undefined) return options;
+    const span = this.#trace.attempt(options.method, new URL(options.path, origin), this.number - 1);
+    this.#span = span;
+    if (span.headers === null) return options;
+    return { ...options, headers: withTraceHeaders(options.headers as string[], span.headers) };
+  }
+
+  /** Ends the attempt's span with its status and, for an attempt that got no usable answer, why. */
+  endSpan(): void {
+    const span = this.#span;
+    if (span === null) return;
+    this.#span = null;
+    if (this.status > 0) span.set('http.response.status_code', this.status);
+    const outcome = this.outcome;
+    span.end(outcome === 'timeout' || outcome === 'unreachable' || outcome === 'bad_body' ? outcome : undefined);
   }
 
   begin(target: Target | null = null): void {

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { ClaimValue } from '../auth/claims.ts';
+import type { RequestTrace } from '../observability/tracing.ts';
 
 /**
  * Who asked, as far as an upstream may be told: our request id and the caller's trace context
@@ -16,4 +17,6 @@ export interface UpstreamCall {
   readonly claims?: readonly ClaimValue[] | undefined;
   /** The client's request, for the headers a service is configured to receive (forwardHeaders, forwarded). */
   readonly request?: IncomingMessage | undefined;
+  /** The request's trace (tracing.enabled): each attempt is a CLIENT span under it, and the traceparent sent names that span. */
+  readonly trace?: RequestTrace | undefined;
 }

@@ -9,6 +9,7 @@ import { Deadline } from '../lib/deadline.ts';
 import type { HgError } from '../lib/errors.ts';
 import { exchangeFailure, startExchange, type Answer, type PlanBody } from '../lib/exchange.ts';
 import type { UpstreamObserver } from '../observability/metrics.ts';
+import type { RequestTrace } from '../observability/tracing.ts';
 import { planRead, planWrite, readResult, writeResult, type Decode, type UpstreamResult, type WriteResult } from './answer.ts';
 import { Attempt, attemptError, unavailable } from './attempt.ts';
 import { Balancer } from './balancer.ts';
@@ -134,7 +135,7 @@ export class UpstreamClient {
   async getJson<T>(path: string, call: UpstreamCall | undefined, decode: Decode<T>): Promise<UpstreamResult<T>> {
     const options: Dispatcher.DispatchOptions = { path: this.#basePath + path, method: 'GET', headers: this.#headers.of(call), body: undefined };
     const authorized = this.#headers.authorizes(call);
-    return this.#run(true, async (attempt) => {
+    return this.#run(true, call?.trace, async (attempt) => {
       const res = await this.#exchange(options, planRead, attempt);
       attempt.outcome = res.status === 404 ? 'not_found' : res.status === 200 ? 'bad_body' : 'bad_status';
       // Still 'bad_body' if the body is not JSON or the decoder refuses the record.
@@ -161,7 +162,7 @@ export class UpstreamClient {
     const options: Dispatcher.DispatchOptions = { path: this.#basePath + path, method: write.method, headers, body: write.body };
     const idempotent = write.method === 'PUT' || write.method === 'DELETE';
     const authorized = this.#headers.authorizes(call);
-    return this.#run(idempotent, async (attempt) => {
+    return this.#run(idempotent, call?.trace, async (attempt) => {
       const res = await this.#exchange(options, planWrite, attempt);
       const result = writeResult(res, this.#maxBytes, this.#clock, authorized);
       // 5xx counts against the breaker; 4xx is the upstream working (it refused the change); a body
@@ -177,13 +178,13 @@ export class UpstreamClient {
    * or reset connection before the response head is tried once more (Attempt.mayRetry), only if
    * the breaker lets it; each failed attempt counts against it.
    */
-  async #run<R>(idempotent: boolean, attemptOnce: (attempt: Attempt) => Promise<R>): Promise<R> {
+  async #run<R>(idempotent: boolean, trace: RequestTrace | undefined, attemptOnce: (attempt: Attempt) => Promise<R>): Promise<R> {
     let admitted = this.breaker.admit();
     if (admitted > 0) {
       this.#observer?.upstreamResult(this.name, 'rejected', 0);
       throw withLog(unavailable(admitted, this.who), { service: this.name });
     }
-    const attempt = new Attempt(new Deadline(this.#timeoutMs, DEADLINE_PASSED));
+    const attempt = new Attempt(new Deadline(this.#timeoutMs, DEADLINE_PASSED), trace);
     try {
       for (;;) {
         // A retry goes to another target when there is one (Balancer.pick avoids the one that failed).
@@ -215,6 +216,7 @@ export class UpstreamClient {
 
   #settle(attempt: Attempt, probe: boolean): void {
     this.#observer?.upstreamResult(this.name, attempt.outcome, performance.now() - attempt.startedMs);
+    attempt.endSpan();
     if (attempt.failed) this.breaker.failed(probe);
     else this.breaker.succeeded(probe);
     // The target's own health and metrics: a service of one target has nothing to weigh.
@@ -230,7 +232,7 @@ export class UpstreamClient {
    */
   async #exchange(options: Dispatcher.DispatchOptions, plan: PlanBody, attempt: Attempt): Promise<Answer> {
     const target = attempt.target as Target;
-    const exchange = startExchange(target.pool(), options, this.#maxBytes, plan, attempt.deadline);
+    const exchange = startExchange(target.pool(), attempt.traced(options, target.origin), this.#maxBytes, plan, attempt.deadline);
     target.outstanding++;
     try {
       const answer = await exchange.answer;

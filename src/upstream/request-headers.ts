@@ -115,3 +115,17 @@ export class RequestHeaders {
     return headers;
   }
 }
+
+/** Trace headers a request to a service may carry: the caller's, replaced by those of an attempt's span. */
+const TRACE_HEADERS = new Set(['traceparent', 'tracestate', 'b3']);
+
+/** `headers` (name, value, ...) with the caller's trace headers replaced by `trace` (tracing.enabled). */
+export function withTraceHeaders(headers: readonly string[], trace: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i + 1 < headers.length; i += 2) {
+    const name = headers[i] as string;
+    if (!TRACE_HEADERS.has(name)) out.push(name, headers[i + 1] as string);
+  }
+  out.push(...trace);
+  return out;
+}

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { ClaimValue } from '../auth/claims.ts';
+import type { HgRequest } from '../protocol/response.ts';
 import type { UpstreamCall } from './call.ts';
 
 /** W3C Trace Context level 1, section 3.2: version 00, 32-hex trace id, 16-hex parent id, 2-hex flags. */
@@ -19,12 +20,16 @@ function bearerOnly(authorization: string | undefined): string | undefined {
  * What the upstream may be told about this request (the miss path only): our request id, the
  * caller's `traceparent`/`tracestate` when the traceparent is well formed (a malformed one is
  * dropped rather than forwarded, Trace Context section 3.3.2.2), and the Authorization header and
- * kept claims, which each service sends on only when configured to.
+ * kept claims, which each service sends on only when configured to. With tracing on, the request's
+ * trace goes along: each attempt then sends the traceparent of its own span instead (client.ts).
  */
 export function callOf(req: IncomingMessage, requestId: string, claims?: readonly ClaimValue[]): UpstreamCall {
   const authorization = bearerOnly(req.headers.authorization);
   const traceparent = req.headers['traceparent'];
-  if (typeof traceparent !== 'string' || !TRACEPARENT.test(traceparent)) return { requestId, traceparent: undefined, authorization, claims, request: req };
+  // Set only while tracing is on (http/dispatch.ts).
+  const trace = (req as HgRequest).trace;
+  if (typeof traceparent !== 'string' || !TRACEPARENT.test(traceparent))
+    return { requestId, traceparent: undefined, authorization, claims, request: req, trace };
   const tracestate = req.headers['tracestate'];
   return {
     requestId,
@@ -33,5 +38,6 @@ export function callOf(req: IncomingMessage, requestId: string, claims?: readonl
     authorization,
     claims,
     request: req,
+    trace,
   };
 }

@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startFixture, type Fixture } from '../helpers/fixture.ts';
+import { bearer, get } from '../helpers/gateway.ts';
+import { KIND, STATUS, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.ts';
+import { defaultRecord } from '../helpers/upstream.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CALLER_SPAN = '00f067aa0ba902b7';
+const SAMPLED_PARENT = `00-${TRACE_ID}-${CALLER_SPAN}-01`;
+
+/** Tracing on, exporting to `receiver` at once (a batch of one, sent within 10 ms). */
+function tracingTo(receiver: OtlpReceiver, exporter: Record<string, unknown> = {}): unknown {
+  return { tracing: { enabled: true, exporter: { url: receiver.url, scheduledDelayMs: 10, maxExportBatchSize: 1, ...exporter } } };
+}
+
+/** Runs `body` with OTEL_* variables set (the SDK reads them when the gateway is made), then restores them. */
+async function withEnv<T>(vars: Record<string, string>, body: () => Promise<T>): Promise<T> {
+  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, vars);
+  try {
+    return await body();
+  } finally {
+    for (const [k, v] of Object.entries(before)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
+
+function spansOfTrace(receiver: OtlpReceiver, traceId: string): ReceivedSpan[] {
+  return receiver.spans.filter((s) => s.traceId === traceId);
+}
+
+function serverSpanOf(spans: readonly ReceivedSpan[]): ReceivedSpan {
+  const server = spans.filter((s) => s.kind === KIND.SERVER);
+  assert.equal(server.length, 1, `one SERVER span in ${JSON.stringify(spans.map((s) => s.name))}`);
+  return server[0] as ReceivedSpan;
+}
+
+describe('OpenTelemetry traces', () => {
+  let receiver: OtlpReceiver;
+  let fx: Fixture;
+  let auth: Record<string, string>;
+  before(async () => {
+    receiver = await startOtlpReceiver();
+    fx = await withEnv({ OTEL_SERVICE_NAME: 'edge-gateway', OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test' }, () => startFixture(tracingTo(receiver)));
+    auth = bearer(await fx.token());
+  });
+  after(async () => {
+    await fx.close();
+    await receiver.close();
+  });
+
+  it('makes a SERVER span continuing the caller trace and a CLIENT span per attempt, whose id is the traceparent the upstream got', async () => {
+    fx.upstream.reset();
+    const res = await get(`${fx.gw.url}/api/customers/7?expand=none`, { ...auth, traceparent: SAMPLED_PARENT, 'user-agent': 'trace-test/1' });
+    assert.equal(res.status, 200);
+    await waitFor(() => spansOfTrace(receiver, TRACE_ID).some((s) => s.kind === KIND.SERVER), 'the SERVER span');
+    const spans = spansOfTrace(receiver, TRACE_ID);
+    const server = serverSpanOf(spans);
+    assert.equal(server.name, 'GET /api/customers/:id');
+    assert.equal(server.parentSpanId, CALLER_SPAN);
+    assert.equal(server.status, STATUS.UNSET);
+    assert.deepEqual(
+      {
+        method: server.attributes['http.request.method'],
+        path: server.attributes['url.path'],
+        scheme: server.attributes['url.scheme'],
+        route: server.attributes['http.route'],
+        status: server.attributes['http.response.status_code'],
+        address: server.attributes['server.address'],
+        port: server.attributes['server.port'],
+        client: server.attributes['client.address'],
+        agent: server.attributes['user_agent.original'],
+        query: server.attributes['url.query'],
+      },
+      {
+        method: 'GET',
+        path: '/api/customers/7',
+        scheme: 'http',
+        route: '/api/customers/:id',
+        status: 200,
+        address: '127.0.0.1',
+        port: fx.gw.port,
+        client: '127.0.0.1',
+        agent: 'trace-test/1',
+        query: undefined,
+      },
+    );
+    assert.deepEqual(server.resource['service.name'], 'edge-gateway');
+    assert.deepEqual(server.resource['deployment.environment'], 'test');
+    const client = spans.filter((s) => s.kind === KIND.CLIENT);
+    assert.equal(client.length, 1);
+    const attempt = client[0] as ReceivedSpan;
+    assert.equal(attempt.parentSpanId, server.spanId);
+    const upstreamUrl = new URL(fx.upstream.url);
+    assert.equal(attempt.attributes['server.address'], upstreamUrl.hostname);
+    assert.equal(attempt.attributes['server.port'], Number(upstreamUrl.port));
+    assert.equal(attempt.attributes['url.full'], `${fx.upstream.url}/customers/7`);
+    assert.equal(attempt.attributes['http.response.status_code'], 200);
+    assert.equal(attempt.attributes['http.request.resend_count'], undefined);
+    // The upstream was told of the exported CLIENT span, not of the caller's.
+    assert.equal(fx.upstream.headersSeen[0]?.['traceparent'], `00-${TRACE_ID}-${attempt.spanId}-01`);
+    // Nothing of the token in any attribute.
+    const token = String(auth['authorization']).slice('Bearer '.length);
+    for (const span of spans) assert.ok(!JSON.stringify(span.attributes).includes(token));
+  });
+
+  it('traces a cache hit without a CLIENT span', async () => {
+    const traceId = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1';
+    await get(`${fx.gw.url}/api/customers/8`, auth);
+    const res = await get(`${fx.gw.url}/api/customers/8`, { ...auth, traceparent: `00-${traceId}-${CALLER_SPAN}-01` });
+    assert.match(String(res.headers['cache-status']), /hit/);
+    await waitFor(() => spansOfTrace(receiver, traceId).some((s) => s.kind === KIND.SERVER), 'the SERVER span of the hit');
+    const spans = spansOfTrace(receiver, traceId);
+    assert.equal(serverSpanOf(spans).name, 'GET /api/customers/:id');
+    assert.equal(spans.filter((s) => s.kind === KIND.CLIENT).length, 0);
+  });
+
+  it('makes one CLIENT span per attempt of a retried miss, the second with http.request.resend_count 1', async () => {
+    const traceId = 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb2';
+    fx.upstream.reset();
+    fx.upstream.on('/customers/9', { kind: 'sequence', steps: [{ kind: 'reset' }, { kind: 'json', body: defaultRecord(9) }] });
+    const res = await get(`${fx.gw.url}/api/customers/9`, { ...auth, traceparent: `00-${traceId}-${CALLER_SPAN}-01` });
+    assert.equal(res.status, 200);
+    await waitFor(() => spansOfTrace(receiver, traceId).some((s) => s.kind === KIND.SERVER), 'the SERVER span of the retried miss');
+    const spans = spansOfTrace(receiver, traceId);
+    const server = serverSpanOf(spans);
+    const attempts = spans.filter((s) => s.kind === KIND.CLIENT);
+    assert.equal(attempts.length, 2);
+    const [first, second] = attempts.sort(
+      (a, b) => Number(a.attributes['http.request.resend_count'] ?? 0) - Number(b.attributes['http.request.resend_count'] ?? 0),
+    ) as [ReceivedSpan, ReceivedSpan];
+    assert.equal(first.parentSpanId, server.spanId);
+    assert.equal(second.parentSpanId, server.spanId);
+    assert.equal(first.status, STATUS.ERROR);
+    assert.equal(first.attributes['error.type'], 'unreachable');
+    assert.equal(second.attributes['http.request.resend_count'], 1);
+    assert.equal(second.status, STATUS.UNSET);
+    // The request that reached the upstream names the second attempt's span.
+    assert.equal(fx.upstream.headersSeen.at(-1)?.['traceparent'], `00-${traceId}-${second.spanId}-01`);
+  });
+
+  it('marks a 5xx SERVER span as an error, and a 4xx answer leaves it unset', async () => {
+    const traceId = 'ccccccccccccccccccccccccccccccc3';
+    const notFoundTrace = 'ddddddddddddddddddddddddddddddd4';
+    fx.upstream.reset();
+    fx.upstream.on('/customers/10', { kind: 'json', status: 503, body: {} });
+    const failed = await get(`${fx.gw.url}/api/customers/10`, { ...auth, traceparent: `00-${traceId}-${CALLER_SPAN}-01` });
+    assert.equal(failed.status, 502);
+    const missing = await get(`${fx.gw.url}/api/customers/11`, { traceparent: `00-${notFoundTrace}-${CALLER_SPAN}-01` });
+    assert.equal(missing.status, 401);
+    await waitFor(() => spansOfTrace(receiver, traceId).some((s) => s.kind === KIND.SERVER), 'the SERVER span of the 502');
+    await waitFor(() => spansOfTrace(receiver, notFoundTrace).some((s) => s.kind === KIND.SERVER), 'the SERVER span of the 401');
+    const server = serverSpanOf(spansOfTrace(receiver, traceId));
+    assert.equal(server.status, STATUS.ERROR);
+    assert.equal(server.attributes['error.type'], '502');
+    const attempt = spansOfTrace(receiver, traceId).find((s) => s.kind === KIND.CLIENT);
+    assert.equal(attempt?.status, STATUS.ERROR);
+    assert.equal(attempt?.attributes['http.response.status_code'], 503);
+    const unauthorized = serverSpanOf(spansOfTrace(receiver, notFoundTrace));
+    assert.equal(unauthorized.status, STATUS.UNSET);
+    assert.equal(unauthorized.attributes['http.response.status_code'], 401);
+  });
+});
