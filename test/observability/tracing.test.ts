@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { ROOT_CONTEXT } from '@opentelemetry/api';
+import { SamplingDecision, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get } from '../helpers/gateway.ts';
 import { KIND, STATUS, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.ts';
@@ -163,5 +165,111 @@ describe('OpenTelemetry traces', () => {
     const unauthorized = serverSpanOf(spansOfTrace(receiver, notFoundTrace));
     assert.equal(unauthorized.status, STATUS.UNSET);
     assert.equal(unauthorized.attributes['http.response.status_code'], 401);
+  });
+});
+
+describe('OpenTelemetry sampling', () => {
+  let receiver: OtlpReceiver;
+  before(async () => {
+    receiver = await startOtlpReceiver();
+  });
+  after(() => receiver.close());
+
+  /** Sends one request per traceparent through a gateway made under `sampler`, then closes it (which exports what is queued). */
+  async function tracesUnder(
+    sampler: Record<string, string>,
+    traceparents: readonly (string | undefined)[],
+  ): Promise<{ exported: Set<string>; seen: (string | undefined)[] }> {
+    const fx = await withEnv(sampler, () => startFixture(tracingTo(receiver)));
+    const auth = bearer(await fx.token());
+    const seen: (string | undefined)[] = [];
+    try {
+      for (const [i, traceparent] of traceparents.entries()) {
+        fx.upstream.reset();
+        const res = await get(`${fx.gw.url}/api/customers/${100 + i}`, traceparent === undefined ? auth : { ...auth, traceparent });
+        assert.equal(res.status, 200);
+        const sent = fx.upstream.headersSeen[0]?.['traceparent'];
+        seen.push(typeof sent === 'string' ? sent : undefined);
+      }
+    } finally {
+      await fx.close();
+    }
+    return { exported: new Set(receiver.spans.map((s) => s.traceId)), seen };
+  }
+
+  it('exports nothing under always_off, and the upstream gets the caller traceparent as without tracing', async () => {
+    const traceId = 'eeeeeeeeeeeeeeeeeeeeeeeeeeeeeee5';
+    const traceparent = `00-${traceId}-${CALLER_SPAN}-01`;
+    const { exported, seen } = await tracesUnder({ OTEL_TRACES_SAMPLER: 'always_off' }, [traceparent, undefined]);
+    assert.equal(exported.has(traceId), false);
+    assert.deepEqual(seen, [traceparent, undefined]);
+  });
+
+  it('follows a sampled caller and starts no trace of its own under parentbased_traceidratio 0', async () => {
+    const followed = 'fffffffffffffffffffffffffffffff6';
+    const unsampled = '1111111111111111111111111111111f';
+    const before = receiver.spans.length;
+    const { exported, seen } = await tracesUnder({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' }, [
+      `00-${followed}-${CALLER_SPAN}-01`,
+      `00-${unsampled}-${CALLER_SPAN}-00`,
+      undefined,
+    ]);
+    assert.equal(exported.has(followed), true);
+    assert.equal(exported.has(unsampled), false);
+    // Only the followed trace was exported: the request without a parent started none.
+    assert.deepEqual(new Set(receiver.spans.slice(before).map((s) => s.traceId)), new Set([followed]));
+    const client = receiver.spans.find((s) => s.traceId === followed && s.kind === KIND.CLIENT);
+    assert.equal(seen[0], `00-${followed}-${client?.spanId}-01`);
+    assert.equal(seen[1], `00-${unsampled}-${CALLER_SPAN}-00`);
+    assert.equal(seen[2], undefined);
+  });
+
+  it('samples by trace id under traceidratio, as the specification ratio sampler decides', async () => {
+    const ids = Array.from(
+      { length: 12 },
+      (_, i) => `${(i + 1).toString(16).padStart(2, '0')}${'7'.repeat(14)}${(i * 0x1357_9bdf).toString(16).padStart(16, '0').slice(-16)}`,
+    );
+    const expected = new Set(
+      ids.filter((id) => new TraceIdRatioBasedSampler(0.5).shouldSample(ROOT_CONTEXT, id).decision === SamplingDecision.RECORD_AND_SAMPLED),
+    );
+    assert.ok(expected.size > 0 && expected.size < ids.length, 'the ids chosen are split by the ratio');
+    const { exported } = await tracesUnder(
+      { OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' },
+      ids.map((id) => `00-${id}-${CALLER_SPAN}-01`),
+    );
+    assert.deepEqual(new Set(ids.filter((id) => exported.has(id))), expected);
+  });
+});
+
+describe('a collector that is down or slow', () => {
+  it('costs no request when nothing listens at the exporter URL', async () => {
+    const gone = await startOtlpReceiver();
+    await gone.close();
+    const fx = await startFixture({ tracing: { enabled: true, exporter: { url: gone.url, scheduledDelayMs: 10, maxExportBatchSize: 1, timeoutMs: 500 } } });
+    try {
+      const auth = bearer(await fx.token());
+      for (let i = 0; i < 20; i++) assert.equal((await get(`${fx.gw.url}/api/customers/${200 + (i % 5)}`, auth)).status, 200);
+    } finally {
+      await fx.close();
+    }
+  });
+
+  it('answers every request while the collector holds its answers, dropping and counting the spans past the queue', async () => {
+    const slow = await startOtlpReceiver();
+    const held = slow.hold();
+    const fx = await startFixture({
+      tracing: { enabled: true, exporter: { url: slow.url, scheduledDelayMs: 10, maxExportBatchSize: 1, maxQueueSize: 4, timeoutMs: 60_000 } },
+    });
+    try {
+      const auth = bearer(await fx.token());
+      for (let i = 0; i < 20; i++) assert.equal((await get(`${fx.gw.url}/api/customers/${300 + i}`, auth)).status, 200);
+      assert.ok(fx.gw.gateway.metrics.spansDropped > 0, 'spans past the queue are dropped');
+      const text = await fx.gw.gateway.metrics.text();
+      assert.match(text, /hypergate_trace_spans_dropped_total [1-9]/);
+    } finally {
+      held.release();
+      await fx.close();
+      await slow.close();
+    }
   });
 });
