@@ -24,6 +24,7 @@ import { fetchedDirectly, FEATURE_SCENARIOS } from './lib/feature-scenarios.ts';
 import { SCENARIOS } from './lib/scenario-list.ts';
 import { ACCEPT, HOT_PATH, type PrepareContext } from './lib/scenarios.ts';
 import { baseline, hypergate, SERVERS, startCounted, startUpstream, upstreamDirect, type ServerSpec, type StartContext, type Upstream } from './lib/servers.ts';
+import { startSpanSink, type SpanSink } from './lib/span-sink.ts';
 import { startRedis, type RedisServer } from '../test/helpers/redis.ts';
 
 const say = (line: string): void => {
@@ -58,6 +59,8 @@ async function main(): Promise<void> {
   const helpers: Upstream[] = [];
   // Only hypergate-redis needs it: a real redis-server on a free loopback port, no persistence.
   let redis: RedisServer | null = null;
+  // With --tracing: where hypergate's spans go (read and dropped, as a collector's receiver would take them).
+  let collector: SpanSink | null = null;
   try {
     const builds = new Builds(opts.buildDir ?? join(dir, 'builds'), say);
     // Built before anything runs: a checkout that cannot be built fails the run before any figure.
@@ -69,6 +72,7 @@ async function main(): Promise<void> {
     const hotToken = mint(keys, 'bench-user');
     const capturePath = join(dir, 'capture.json');
     const shared = redis;
+    if (opts.tracing !== null) collector = await startSpanSink();
     const start: StartContext = {
       upstreamUrl: upstream.url,
       publicKeyFile: keys.publicKeyFile,
@@ -78,6 +82,7 @@ async function main(): Promise<void> {
       accessLog: opts.accessLog,
       accessLogTo: opts.accessLogTo,
       workers: opts.workers,
+      ...(collector === null || opts.tracing === null ? {} : { tracing: { ratio: opts.tracing, url: collector.url } }),
       ...(shared === null ? {} : { redis: { url: shared.url, flush: async () => void (await shared.command('FLUSHALL')) } }),
     };
     // The baseline's bytes, and the ETag for `conditional`, from a real hypergate cache hit.
@@ -165,6 +170,7 @@ async function main(): Promise<void> {
       duration: `${opts.seconds}s`,
       warmup: `${opts.warmSeconds}s`,
       rounds: opts.rounds,
+      ...(opts.tracing === null ? {} : { tracing: `on, sampling ${opts.tracing} of new traces` }),
       accessLog: opts.accessLog ? (opts.accessLogTo === 'file' ? 'on, to a file' : 'on, to /dev/null') : 'off',
       ...(opts.workers > 1 ? { workers: opts.workers } : {}),
       taskset: hasTaskset ? (opts.workers > 1 ? 'hypergate unpinned, other servers core 0, load core 1' : 'servers core 0, load core 1') : 'none',
@@ -187,15 +193,17 @@ async function main(): Promise<void> {
       appendResults(resolve(ROOT, 'bench/RESULTS.md'), info, text);
       say('appended to bench/RESULTS.md');
       // The README's picture is of the latest recorded single-process run with the baseline in it:
-      // not a --compare, not a --workers run (unpinned, so its bars would not compare), not a run
-      // of hypergate alone (no 1.0 line to draw).
-      if (opts.compare === null && opts.workers === 1 && rows.some((r) => r.server === reference)) {
+      // not a --compare, not a --workers run (unpinned, so its bars would not compare), not a traced
+      // run, not a run of hypergate alone (no 1.0 line to draw).
+      if (opts.compare === null && opts.workers === 1 && opts.tracing === null && rows.some((r) => r.server === reference)) {
         writeFileSync(resolve(ROOT, 'bench/chart.svg'), chart);
         say('chart in bench/chart.svg');
       }
     }
   } finally {
     for (const h of helpers) await h.stop();
+    if (collector !== null) say(`collector: ${collector.exports()} span exports received`);
+    await collector?.close();
     await redis?.close();
     await upstream?.stop();
     rmSync(dir, { recursive: true, force: true });

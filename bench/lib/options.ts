@@ -20,6 +20,9 @@ export const USAGE = `usage: npm run bench -- [options]
                       does; the page cache's work is counted), deleted after each run
   --workers N         hypergate's server.workers (default 1); with more than one, hypergate runs
                       unpinned (its workers share both cores with the load generator)
+  --tracing RATIO     start hypergate with tracing.enabled, sampling RATIO of new traces (0 to 1:
+                      OTEL_TRACES_SAMPLER=parentbased_traceidratio), exporting to a collector
+                      the harness runs (it reads and drops the spans); default: tracing off
   --quick             a smoke run of a few seconds per run: checks the harness, never the speed
                       (implies --no-record)
   --no-record         do not append to bench/RESULTS.md
@@ -60,12 +63,21 @@ export interface Options {
   readonly profile: boolean;
   /** The servers --profile runs: those --servers names, else hypergate alone. */
   readonly profileServers: readonly string[];
+  /** --tracing: the ratio of new traces hypergate samples; null: tracing off. */
+  readonly tracing: number | null;
 }
 
 function positive(name: string, raw: string | true | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
   const n = Number(raw);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`${name}: expected a positive number, got ${String(raw)}`);
+  return n;
+}
+
+function ratio(name: string, raw: string | true | undefined): number | null {
+  if (raw === undefined) return null;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0 || n > 1) throw new Error(`${name}: expected a ratio from 0 to 1, got ${String(raw)}`);
   return n;
 }
 
@@ -94,6 +106,7 @@ export function parseOptions(argv: readonly string[]): Options | null {
       '--compare',
       '--workers',
       '--build-dir',
+      '--tracing',
     ],
     ['--quick', '--no-record', '--profile', '--help'],
   );
@@ -126,5 +139,6 @@ export function parseOptions(argv: readonly string[]): Options | null {
     buildDir: args.get('--build-dir') === undefined ? null : resolve(String(args.get('--build-dir'))),
     profile: args.has('--profile'),
     profileServers: args.get('--servers') === undefined ? ['hypergate'] : servers,
+    tracing: ratio('--tracing', args.get('--tracing')),
   };
 }

@@ -34,6 +34,8 @@ export interface StartContext {
   readonly config?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   /** A scenario's own environment for hypergate (the secrets its config names). */
   readonly env?: Readonly<Record<string, string>>;
+  /** --tracing: hypergate traces, sampling `ratio` of new traces, exporting to `url`. */
+  readonly tracing?: { readonly ratio: number; readonly url: string };
 }
 
 export interface RunningServer {
@@ -100,9 +102,15 @@ export function benchConfig(ctx: StartContext, port: number, adminPort: number |
     auth: { publicKeyFile: ctx.publicKeyFile, issuer: ISSUER, audience: AUDIENCE },
     log: { access: ctx.accessLog },
     admin: { port: adminPort },
+    ...(ctx.tracing === undefined ? {} : { tracing: { enabled: true, exporter: { url: ctx.tracing.url } } }),
   };
   for (const [section, keys] of Object.entries(ctx.config ?? {})) config[section] = { ...config[section], ...keys };
   return config;
+}
+
+/** The sampler a --tracing run sets: its ratio of new traces (the load sends no traceparent). */
+function tracingEnv(ctx: StartContext): Record<string, string> {
+  return ctx.tracing === undefined ? {} : { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(ctx.tracing.ratio) };
 }
 
 let configs = 0;
@@ -127,7 +135,7 @@ export async function startCheckout(
       const stdoutFile = ctx.accessLogTo === 'file' ? join(ctx.dir, `access-${configs}.log`) : undefined;
       return {
         argv: [process.execPath, ...(ctx.nodeFlags ?? []), ...built.nodeFlags, built.entry, '--config', file],
-        env: { ...cleanEnv(), ...extraEnv, ...ctx.env },
+        env: { ...cleanEnv(), ...tracingEnv(ctx), ...extraEnv, ...ctx.env },
         cwd: built.root,
         ...(stdoutFile === undefined ? {} : { stdoutFile }),
       };
