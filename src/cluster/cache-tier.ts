@@ -4,6 +4,8 @@ import type { ResponseCache } from '../cache/response-cache.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { HgError } from '../lib/errors.ts';
 import type { Logger } from '../observability/logger.ts';
+import { errorTypeOf } from '../observability/traced-step.ts';
+import type { RequestTrace } from '../observability/tracing.ts';
 import { adoptable, type Expected } from './entry-adoption.ts';
 import { encodeEntry, isRejection, parseEntry, type RejectReason, type Rejection } from './entry-codec.ts';
 import type { RedisLink } from './redis-link.ts';
@@ -49,7 +51,24 @@ export interface TierParts {
 }
 
 /** One local miss's question to the tier: the path and what this instance expects of its entry (entry-adoption.ts). */
-export type TierRead = Omit<Expected, 'absenceMs'>;
+export type TierRead = Omit<Expected, 'absenceMs'> & {
+  /** The trace of the request that loads (tracing.enabled): its Redis calls are CLIENT spans under it. */
+  readonly trace?: RequestTrace | undefined;
+};
+
+/** One Redis call of a request's load, as a CLIENT span when the request is traced (the conventions' database attributes). */
+async function redisCall<T>(trace: RequestTrace | undefined, operation: string, call: () => Promise<T>): Promise<T> {
+  if (trace === undefined) return call();
+  const span = trace.call(`redis ${operation}`, { 'db.system.name': 'redis', 'db.operation.name': operation });
+  try {
+    const value = await call();
+    span.end();
+    return value;
+  } catch (err) {
+    span.end(errorTypeOf(err));
+    throw err;
+  }
+}
 
 /** Rejections that a rolling change of declarations or versions makes by the thousand: counted, logged only at debug. */
 const EXPECTED_REJECTIONS: ReadonlySet<RejectReason> = new Set<RejectReason>(['declaration', 'version']);
@@ -107,9 +126,9 @@ export class CacheTier {
       return this.#adopt(path, found.entry, ticket, source);
     }
     this.#metrics.tier('miss');
-    const lock = found.locked ? 'taken' : await this.#lock(path);
+    const lock = found.locked ? 'taken' : await redisCall(read.trace, 'lock', () => this.#lock(path));
     if (lock === 'taken') {
-      const entry = await this.#await(read);
+      const entry = await redisCall(read.trace, 'wait for entry', () => this.#await(read));
       if (entry !== null && !this.#held()) {
         this.#metrics.tier('waited');
         return this.#adopt(path, entry, ticket, source);
@@ -133,7 +152,7 @@ export class CacheTier {
   async #read(read: TierRead): Promise<Found | null> {
     let answer: unknown;
     try {
-      answer = await this.#link.script('tier_read', TIER_READ, [], [this.#link.prefix, read.path]);
+      answer = await redisCall(read.trace, 'tier_read', () => this.#link.script('tier_read', TIER_READ, [], [this.#link.prefix, read.path]));
     } catch {
       return null;
     }

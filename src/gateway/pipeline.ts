@@ -131,7 +131,17 @@ export async function buildPipeline(config: Config, previous: Pipeline | null, p
   // Plans and limits per route over it; without them, `base` alone, as it always was.
   const limits = buildLimits(config, base, realm, previous?.limits ?? null, { shared: parts.shared, registry: metrics.registry, logger });
   const limiter = limits.limiter;
-  const ctx: GatewayContext = { config, clock, logger, verifier, cache, metrics, shared: parts.shared, tier: parts.shared.tier(cache, config) };
+  const ctx: GatewayContext = {
+    config,
+    clock,
+    logger,
+    verifier,
+    cache,
+    metrics,
+    shared: parts.shared,
+    tier: parts.shared.tier(cache, config),
+    traced: parts.tracing !== null,
+  };
   // A configured secret is checked at start (set, and at least 32 bytes): see cross-key-checks.ts.
   const secret = config.paging.cursorSecret === null ? undefined : headerValueOf(config.paging.cursorSecret, process.env);
   const serving = servingParts(ctx, new CursorSeal(secret === undefined ? parts.cursorKey : Buffer.from(secret, 'utf8')));

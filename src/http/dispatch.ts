@@ -141,7 +141,7 @@ export function createDispatcher(
     }
     if (tracing !== null) {
       const trace = (req as HgRequest).trace;
-      if (trace !== undefined) tracing.end(trace, stats?.routePattern(res.routeIndex) ?? '', status);
+      if (trace !== undefined) tracing.end(trace, stats?.routePattern(res.routeIndex) ?? '', status, res.cacheOutcome);
     }
     accessLog?.write(
       res.requestId,

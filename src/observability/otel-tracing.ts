@@ -89,13 +89,14 @@ export class OtelTracing implements Tracing {
     return new OtelRequestTrace(this.#tracer, this.#propagator, method, span, trace.setSpan(parent, span));
   }
 
-  end(requestTrace: RequestTrace, route: string, status: number): void {
+  end(requestTrace: RequestTrace, route: string, status: number, cacheOutcome: string): void {
     const { span, method } = requestTrace as OtelRequestTrace;
     if (route !== '') {
       span.setAttribute(ATTR_HTTP_ROUTE, route);
       span.updateName(`${method} ${route}`);
     }
     span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
+    if (cacheOutcome !== '') span.setAttribute('hypergate.cache.outcome', cacheOutcome);
     // A 4xx is the client's doing: the SERVER span's status stays unset (HTTP semantic conventions).
     if (status >= 500) {
       span.setAttribute(ATTR_ERROR_TYPE, String(status));
@@ -138,6 +139,10 @@ class OtelRequestTrace implements RequestTrace {
   step(name: string, link?: RequestTrace | null): StepSpan {
     const links = link instanceof OtelRequestTrace && link !== this ? [{ context: link.span.spanContext() }] : undefined;
     return new OtelStep(this.#tracer.startSpan(name, { kind: SpanKind.INTERNAL, links }, this.#context), false);
+  }
+
+  call(name: string, attributes: Readonly<Record<string, SpanValue>>): StepSpan {
+    return new OtelStep(this.#tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, this.#context), false);
   }
 
   attempt(method: string, url: URL, resendCount: number): AttemptSpan {

@@ -25,6 +25,8 @@ export interface AttemptSpan extends StepSpan {
 export interface RequestTrace {
   /** An INTERNAL span under the request's span; `link` names another request's span (a load it waited on). */
   step(name: string, link?: RequestTrace | null): StepSpan;
+  /** A CLIENT span for a call to another system than an upstream service (Redis), with its attributes. */
+  call(name: string, attributes: Readonly<Record<string, SpanValue>>): StepSpan;
   /** A CLIENT span for one upstream attempt, with the conventions' attributes (url.full, server.address, ...). */
   attempt(method: string, url: URL, resendCount: number): AttemptSpan;
 }
@@ -37,8 +39,8 @@ export interface RequestTrace {
 export interface Tracing {
   /** Starts the SERVER span of a request, continuing the caller's trace context. */
   begin(req: IncomingMessage, clientAddress: string | undefined): RequestTrace;
-  /** Ends it with the route template that answered (`''`: none) and the status written. */
-  end(trace: RequestTrace, route: string, status: number): void;
+  /** Ends it with the route template that answered (`''`: none), the status written and the cache's outcome (`''`: none). */
+  end(trace: RequestTrace, route: string, status: number, cacheOutcome: string): void;
   /** Exports what is queued, within the exporter's timeout, and stops. */
   shutdown(): Promise<void>;
 }

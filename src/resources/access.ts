@@ -8,6 +8,9 @@ import type { ClientAddressOf } from '../protocol/client-address.ts';
 import type { Limiter } from '../auth/rate-limit.ts';
 import type { RouteLimitConfig } from '../config/types.ts';
 import { andThen } from '../lib/sync-or-promise.ts';
+import type { JwksTally, TokenTally } from '../observability/metrics.ts';
+import { tracedStep } from '../observability/traced-step.ts';
+import type { HgRequest } from '../protocol/response.ts';
 import type { CompiledResource } from './compile.ts';
 import { paramFromValue, type ParamType, type ParamValue } from './params.ts';
 
@@ -29,6 +32,10 @@ export class Access {
   readonly #limited: LimitedGate | null;
   /** Resources with a limit of their own (rateLimit, writeRateLimit): their gates for reads and for writes; null when none has one. */
   readonly #ownLimits: ReadonlyMap<string, { readonly read: LimitedGate | null; readonly write: LimitedGate | null }> | null;
+  /** Tracing is on: the token is a span of its own (see #tracedScoped). */
+  readonly #traced: boolean;
+  readonly #tokens: TokenTally;
+  readonly #jwks: JwksTally;
 
   /**
    * `clientAddress`: whose bucket a request without a valid token takes from (server.trustProxy);
@@ -53,6 +60,9 @@ export class Access {
       own.set(name, { read: gateOf(routeLimiter(`resource:${name}`, r.rateLimit)), write: gateOf(routeLimiter(`resource-write:${name}`, r.writeRateLimit)) });
     }
     this.#ownLimits = own.size === 0 ? null : own;
+    this.#traced = ctx.traced;
+    this.#tokens = ctx.metrics.tokens;
+    this.#jwks = ctx.metrics.jwks;
   }
 
   /** Rate limiting is on: authorized routes may answer 429 (the OpenAPI document lists it). */
@@ -66,6 +76,7 @@ export class Access {
   }
 
   #scopedUnder(req: IncomingMessage, scope: string, limited: LimitedGate | null): Principal | Promise<Principal> {
+    if (this.#traced) return this.#tracedScoped(req, scope, limited);
     if (limited === null) return authorize(req, this.#gate, scope);
     return authorizeLimited(req, limited, scope);
   }
@@ -75,6 +86,26 @@ export class Access {
     const own = this.#ownLimits === null ? undefined : this.#ownLimits.get(r.name);
     if (own === undefined) return this.#limited;
     return write ? own.write : own.read;
+  }
+
+  /**
+   * The token as a span (`token`) saying how it was found: `cached` (the verified-token cache),
+   * `verified`, or `key refresh` when the key set was fetched while it waited (a rotated key).
+   */
+  #tracedScoped(req: IncomingMessage, scope: string, limited: LimitedGate | null): Principal | Promise<Principal> {
+    const hits = this.#tokens.cacheHits;
+    const fetches = fetchCount(this.#jwks);
+    let cached = false;
+    const authorized = (): Principal | Promise<Principal> => {
+      try {
+        return limited === null ? authorize(req, this.#gate, scope) : authorizeLimited(req, limited, scope);
+      } finally {
+        cached = this.#tokens.cacheHits > hits;
+      }
+    };
+    return tracedStep((req as HgRequest).trace, 'token', authorized, (span) =>
+      span.set('hypergate.token', cached ? 'cached' : fetchCount(this.#jwks) > fetches ? 'key refresh' : 'verified'),
+    );
   }
 
   /**
@@ -144,4 +175,11 @@ export class Access {
     if (paramFromValue(type, principal.claims[owner.claim]) === value) return principal;
     throw notOwner(this.#readAny, owner.noun);
   }
+}
+
+/** Key-set fetches so far, whatever their result. */
+function fetchCount(jwks: JwksTally): number {
+  let n = 0;
+  for (const key in jwks) n += jwks[key as keyof JwksTally];
+  return n;
 }

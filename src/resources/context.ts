@@ -20,4 +20,6 @@ export interface GatewayContext {
   readonly shared: SharedState;
   /** The second cache tier a local miss asks before the upstream; null without one. */
   readonly tier: CacheTier | null;
+  /** Tracing is on (tracing.enabled): the token and the cache lookup are then spans of their own; off, the one check they cost. */
+  readonly traced: boolean;
 }

@@ -3,6 +3,8 @@ import { forOneRequest } from '../cache/freshness.ts';
 import type { GatewayContext } from './context.ts';
 import { SingleFlight } from '../lib/single-flight.ts';
 import type { UpstreamCall } from '../upstream/call.ts';
+import type { RequestTrace } from '../observability/tracing.ts';
+import { tracedStep } from '../observability/traced-step.ts';
 import { JSON_INDEX } from '../hypermedia/formats.ts';
 import { keyGroups } from './identity.ts';
 import type { ParamValue } from './params.ts';
@@ -25,6 +27,8 @@ function personal(entry: CacheEntry): boolean {
 export class Loads {
   readonly #ctx: GatewayContext;
   readonly #flights = new SingleFlight<CacheEntry>();
+  /** The trace of the request that started each load under way (tracing.enabled): those that join it link to it. */
+  readonly #leaders = new Map<string, RequestTrace>();
 
   constructor(ctx: GatewayContext) {
     this.#ctx = ctx;
@@ -54,7 +58,11 @@ export class Loads {
    */
   load(path: string, source: Source, values: readonly ParamValue[], call: UpstreamCall): Promise<CacheEntry> {
     const running = this.joinable(path, source, values);
-    if (running !== undefined) return running.then((entry) => (personal(entry) ? this.#alone(path, source, values, call) : entry));
+    if (running !== undefined) {
+      const joined = running.then((entry) => (personal(entry) ? this.#alone(path, source, values, call) : entry));
+      // A reader that waits on another's load: a span linked to the request whose load it is.
+      return call.trace === undefined ? joined : this.#traceWait(call.trace, path, joined);
+    }
     const { cache, tier } = this.#ctx;
     const ticket = cache.beginLoad();
     const shape = source.shared;
@@ -62,8 +70,27 @@ export class Loads {
     const work =
       tier === null || shape === undefined
         ? async () => source.load(path, values, call, ticket)
-        : async () => tier.load({ path, shape, groups: keyGroups(path, source.groups(values)) }, ticket, source, () => source.load(path, values, call, ticket));
-    return this.#flights.start(path, ticket, work, () => cache.endLoad(ticket));
+        : async () =>
+            tier.load({ path, shape, groups: keyGroups(path, source.groups(values)), trace: call.trace }, ticket, source, () =>
+              source.load(path, values, call, ticket),
+            );
+    if (call.trace === undefined) return this.#flights.start(path, ticket, work, () => cache.endLoad(ticket));
+    this.#leaders.set(path, call.trace);
+    return this.#flights.start(path, ticket, work, () => {
+      this.#leaders.delete(path);
+      cache.endLoad(ticket);
+    });
+  }
+
+  #traceWait(trace: RequestTrace, path: string, joined: Promise<CacheEntry>): Promise<CacheEntry> {
+    const leader = this.#leaders.get(path);
+    return tracedStep(
+      trace,
+      'wait for load',
+      () => joined,
+      () => undefined,
+      leader,
+    ) as Promise<CacheEntry>;
   }
 
   /**

@@ -9,7 +9,8 @@ import type { GatewayContext } from './context.ts';
 import { HgError, type HgErrorCode } from '../lib/errors.ts';
 import { missStatus, staleStatus, type StaleReason } from '../protocol/cache-status.ts';
 import type { CacheOutcomes } from '../observability/metrics.ts';
-import type { HgResponse } from '../protocol/response.ts';
+import type { HgRequest, HgResponse } from '../protocol/response.ts';
+import { errorTypeOf } from '../observability/traced-step.ts';
 import { callOf } from '../upstream/trace-context.ts';
 import type { UpstreamCall } from '../upstream/call.ts';
 import type { FormatNegotiation } from './format-negotiation.ts';
@@ -75,6 +76,8 @@ export class ReadThrough {
   readonly #hearing: InvalidationHearing;
   /** Its resource's answers by cache outcome (hypergate_cache_requests_total), resolved once, not per request. */
   readonly #outcomes: CacheOutcomes;
+  /** Tracing is on: the cache lookup is a span of its own (#tracedRespond); off, this one check is all it costs. */
+  readonly #traced: boolean;
 
   constructor(parts: ServingParts, source: Source, outcomes: CacheOutcomes = uncounted()) {
     this.#ctx = parts.ctx;
@@ -83,6 +86,7 @@ export class ReadThrough {
     this.#parts = parts;
     this.#source = source;
     this.#hearing = source.takesWrites === true ? parts.ctx.shared.hearing : ALWAYS_HEARING;
+    this.#traced = parts.ctx.traced;
   }
 
   /**
@@ -93,6 +97,33 @@ export class ReadThrough {
    * the one check a hit pays for it is `deaf`, a boolean field.
    */
   respond(req: IncomingMessage, res: HgResponse, path: string, values: readonly ParamValue[], claims?: readonly ClaimValue[]): void | Promise<void> {
+    if (this.#traced) return this.#tracedRespond(req, res, path, values, claims);
+    return this.#respond(req, res, path, values, claims);
+  }
+
+  /**
+   * The cache lookup as a span (`cache lookup`), ended once the cache has decided: at once for a
+   * hit or a stale answer, before the load of a miss (whose upstream attempts are spans of their
+   * own). `hypergate.cache.outcome` says what it decided, as Cache-Status and the access log do.
+   */
+  #tracedRespond(req: IncomingMessage, res: HgResponse, path: string, values: readonly ParamValue[], claims?: readonly ClaimValue[]): void | Promise<void> {
+    const trace = (req as HgRequest).trace;
+    if (trace === undefined) return this.#respond(req, res, path, values, claims);
+    const span = trace.step('cache lookup');
+    let answered: void | Promise<void>;
+    try {
+      // The decision is made before the first wait: the lookup's span ends there.
+      answered = this.#respond(req, res, path, values, claims);
+    } catch (err) {
+      span.end(errorTypeOf(err));
+      throw err;
+    }
+    span.set('hypergate.cache.outcome', res.cacheOutcome);
+    span.end();
+    return answered;
+  }
+
+  #respond(req: IncomingMessage, res: HgResponse, path: string, values: readonly ParamValue[], claims?: readonly ClaimValue[]): void | Promise<void> {
     const format = this.#formats.format(req);
     const { cache, clock } = this.#ctx;
     const now = clock.now();

@@ -41,6 +41,14 @@ function serverSpanOf(spans: readonly ReceivedSpan[]): ReceivedSpan {
   return server[0] as ReceivedSpan;
 }
 
+/** The INTERNAL spans right under `parent`, by name, each with what it says of itself (the token's source, the cache's outcome). */
+function stepsUnder(spans: readonly ReceivedSpan[], parent: ReceivedSpan): Record<string, string | number | boolean | undefined> {
+  const steps: Record<string, string | number | boolean | undefined> = {};
+  for (const s of spans.filter((x) => x.parentSpanId === parent.spanId && x.kind === KIND.INTERNAL))
+    steps[s.name] = s.attributes['hypergate.token'] ?? s.attributes['hypergate.cache.outcome'];
+  return steps;
+}
+
 describe('OpenTelemetry traces', () => {
   let receiver: OtlpReceiver;
   let fx: Fixture;
@@ -103,6 +111,7 @@ describe('OpenTelemetry traces', () => {
     assert.equal(attempt.attributes['url.full'], `${fx.upstream.url}/customers/7`);
     assert.equal(attempt.attributes['http.response.status_code'], 200);
     assert.equal(attempt.attributes['http.request.resend_count'], undefined);
+    assert.deepEqual(stepsUnder(spans, server), { token: 'verified', 'cache lookup': 'miss' });
     // The upstream was told of the exported CLIENT span, not of the caller's.
     assert.equal(fx.upstream.headersSeen[0]?.['traceparent'], `00-${TRACE_ID}-${attempt.spanId}-01`);
     // Nothing of the token in any attribute.
@@ -117,7 +126,10 @@ describe('OpenTelemetry traces', () => {
     assert.match(String(res.headers['cache-status']), /hit/);
     await waitFor(() => spansOfTrace(receiver, traceId).some((s) => s.kind === KIND.SERVER), 'the SERVER span of the hit');
     const spans = spansOfTrace(receiver, traceId);
-    assert.equal(serverSpanOf(spans).name, 'GET /api/customers/:id');
+    const server = serverSpanOf(spans);
+    assert.equal(server.name, 'GET /api/customers/:id');
+    assert.equal(server.attributes['hypergate.cache.outcome'], 'hit');
+    assert.deepEqual(stepsUnder(spans, server), { token: 'cached', 'cache lookup': 'hit' });
     assert.equal(spans.filter((s) => s.kind === KIND.CLIENT).length, 0);
   });
 
