@@ -6,7 +6,9 @@ import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get } from '../helpers/gateway.ts';
 import { KIND, STATUS, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.ts';
 import { defaultRecord } from '../helpers/upstream.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { gate, waitFor } from '../helpers/wait.ts';
+import { makeKey, signToken } from '../helpers/keys.ts';
+import { redisSkip, startRedis } from '../helpers/redis.ts';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
@@ -282,6 +284,109 @@ describe('a collector that is down or slow', () => {
       held.release();
       await fx.close();
       await slow.close();
+    }
+  });
+});
+
+describe('OpenTelemetry span trees of a stale answer, a key refresh, a shared load and a Redis call', () => {
+  let receiver: OtlpReceiver;
+  before(async () => {
+    receiver = await startOtlpReceiver();
+  });
+  after(() => receiver.close());
+
+  /** The spans of `traceId` once its SERVER span arrived. */
+  async function traceOf(traceId: string): Promise<{ spans: ReceivedSpan[]; server: ReceivedSpan }> {
+    await waitFor(() => spansOfTrace(receiver, traceId).some((s) => s.kind === KIND.SERVER), `the SERVER span of ${traceId}`);
+    const spans = spansOfTrace(receiver, traceId);
+    return { spans, server: serverSpanOf(spans) };
+  }
+
+  it('traces a stale answer (stale-while-revalidate) from the cache, its refresh apart', async () => {
+    const fx = await startFixture({ ...(tracingTo(receiver) as object), cache: { staleWhileRevalidateSeconds: 30 } });
+    try {
+      const auth = bearer(await fx.token({ expiresIn: 24 * 3600 }));
+      await get(`${fx.gw.url}/api/customers/40`, auth);
+      fx.clock.advance(fx.gw.gateway.config.cache.maxAgeSeconds * 1000 + 1000);
+      const traceId = '22222222222222222222222222222222';
+      const res = await get(`${fx.gw.url}/api/customers/40`, { ...auth, traceparent: `00-${traceId}-${CALLER_SPAN}-01` });
+      assert.match(String(res.headers['cache-status']), /stale-while-revalidate/);
+      const { spans, server } = await traceOf(traceId);
+      assert.equal(server.attributes['hypergate.cache.outcome'], 'stale');
+      assert.deepEqual(stepsUnder(spans, server), { token: 'cached', 'cache lookup': 'stale' });
+      // The background refresh is a CLIENT span of the request that started it, under its SERVER span.
+      await waitFor(() => spansOfTrace(receiver, traceId).some((s) => s.kind === KIND.CLIENT), 'the refresh attempt');
+      const refresh = spansOfTrace(receiver, traceId).find((s) => s.kind === KIND.CLIENT);
+      assert.equal(refresh?.parentSpanId, server.spanId);
+    } finally {
+      await fx.close();
+    }
+  });
+
+  it('says when a token waited on a key refresh (a rotated key)', async () => {
+    const fx = await startFixture(tracingTo(receiver));
+    try {
+      const rotated = await makeKey('ES256', 'rotated-for-trace');
+      fx.jwks.setKeys([fx.key.publicJwk, rotated.publicJwk]);
+      fx.clock.advance(fx.gw.gateway.config.auth.jwksCooldownMs);
+      const traceId = '33333333333333333333333333333333';
+      const token = await signToken(rotated, { nowSeconds: fx.clock.seconds });
+      const res = await get(`${fx.gw.url}/api/customers/41`, { ...bearer(token), traceparent: `00-${traceId}-${CALLER_SPAN}-01` });
+      assert.equal(res.status, 200);
+      const { spans, server } = await traceOf(traceId);
+      assert.equal(stepsUnder(spans, server)['token'], 'key refresh');
+    } finally {
+      await fx.close();
+    }
+  });
+
+  it('links a request that waited on another request load to that request span', async () => {
+    const fx = await startFixture(tracingTo(receiver));
+    try {
+      const auth = bearer(await fx.token());
+      const held = gate();
+      fx.upstream.on('/customers/42', { kind: 'wait', until: held.promise, then: { kind: 'json', body: defaultRecord(42) } });
+      const leaderTrace = '44444444444444444444444444444444';
+      const followerTrace = '55555555555555555555555555555555';
+      const leader = get(`${fx.gw.url}/api/customers/42`, { ...auth, traceparent: `00-${leaderTrace}-${CALLER_SPAN}-01` });
+      await waitFor(() => fx.upstream.active() === 1, 'the leader load to reach the upstream');
+      const follower = get(`${fx.gw.url}/api/customers/42`, { ...auth, traceparent: `00-${followerTrace}-${CALLER_SPAN}-01` });
+      await waitFor(() => fx.gw.gateway.metrics.inFlight === 2, 'the follower to wait');
+      held.open();
+      assert.deepEqual([(await leader).status, (await follower).status], [200, 200]);
+      const lead = await traceOf(leaderTrace);
+      const follow = await traceOf(followerTrace);
+      const wait = follow.spans.find((s) => s.name === 'wait for load');
+      assert.equal(wait?.parentSpanId, follow.server.spanId);
+      assert.deepEqual(wait?.links, [{ traceId: leaderTrace, spanId: lead.server.spanId }]);
+      assert.equal(follow.spans.filter((s) => s.kind === KIND.CLIENT).length, 0, 'the follower sent nothing upstream');
+    } finally {
+      await fx.close();
+    }
+  });
+
+  it('makes each Redis call of the shared tier a CLIENT span (real redis-server)', { skip: redisSkip }, async () => {
+    const redis = await startRedis();
+    const fx = await startFixture({ ...(tracingTo(receiver) as object), redis: { url: redis.url, timeoutMs: 1000 } });
+    try {
+      const auth = bearer(await fx.token());
+      const traceId = '66666666666666666666666666666666';
+      const res = await get(`${fx.gw.url}/api/customers/43`, { ...auth, traceparent: `00-${traceId}-${CALLER_SPAN}-01` });
+      assert.equal(res.status, 200);
+      const { spans, server } = await traceOf(traceId);
+      await waitFor(() => spansOfTrace(receiver, traceId).some((s) => s.name === 'redis tier_read'), 'the tier read span');
+      const read = spansOfTrace(receiver, traceId).find((s) => s.name === 'redis tier_read');
+      assert.equal(read?.kind, KIND.CLIENT);
+      assert.equal(read?.parentSpanId, server.spanId);
+      assert.equal(read?.attributes['db.system.name'], 'redis');
+      assert.equal(read?.attributes['db.operation.name'], 'tier_read');
+      assert.ok(
+        spans.some((s) => s.kind === KIND.CLIENT && s.attributes['url.full'] !== undefined),
+        'the upstream attempt after the tier miss',
+      );
+    } finally {
+      await fx.close();
+      await redis.close();
     }
   });
 });
