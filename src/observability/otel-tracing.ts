@@ -86,7 +86,7 @@ export class OtelTracing implements Tracing {
     // Named by its method until the route that answers is known (end renames it).
     const method = req.method ?? 'GET';
     const span = this.#tracer.startSpan(method, { kind: SpanKind.SERVER, attributes }, parent);
-    return new OtelRequestTrace(this.#tracer, this.#propagator, method, span, trace.setSpan(parent, span));
+    return new OtelRequestTrace(this.#tracer, this.#propagator, method, span, trace.setSpan(parent, span), this.#captureQuery);
   }
 
   end(requestTrace: RequestTrace, route: string, status: number, cacheOutcome: string): void {
@@ -121,19 +121,33 @@ function hostAttributes(host: string, attributes: Attributes): void {
   } else if (host !== '') attributes[ATTR_SERVER_ADDRESS] = host;
 }
 
+/**
+ * `url` with each query value replaced by `REDACTED` (the HTTP semantic conventions' spelling): an
+ * upstream's query is made of the client's parameters, which may say what should not leave the
+ * gateway unless tracing.captureQuery allows it.
+ */
+function redactedQuery(url: URL): string {
+  if (url.search === '') return url.href;
+  const names = [...url.searchParams.keys()];
+  return `${url.origin}${url.pathname}?${names.map((name) => `${encodeURIComponent(name)}=REDACTED`).join('&')}`;
+}
+
 class OtelRequestTrace implements RequestTrace {
   readonly method: string;
   readonly span: Span;
   readonly #tracer: Tracer;
   readonly #propagator: TextMapPropagator;
   readonly #context: Context;
+  /** tracing.captureQuery: the query values of an upstream URL are kept; else each is `REDACTED`. */
+  readonly #captureQuery: boolean;
 
-  constructor(tracer: Tracer, propagator: TextMapPropagator, method: string, span: Span, context: Context) {
+  constructor(tracer: Tracer, propagator: TextMapPropagator, method: string, span: Span, context: Context, captureQuery: boolean) {
     this.#tracer = tracer;
     this.method = method;
     this.#propagator = propagator;
     this.span = span;
     this.#context = context;
+    this.#captureQuery = captureQuery;
   }
 
   step(name: string, link?: RequestTrace | null): StepSpan {
@@ -150,7 +164,7 @@ class OtelRequestTrace implements RequestTrace {
       [ATTR_HTTP_REQUEST_METHOD]: method,
       [ATTR_SERVER_ADDRESS]: url.hostname,
       [ATTR_SERVER_PORT]: url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port),
-      [ATTR_URL_FULL]: url.href,
+      [ATTR_URL_FULL]: this.#captureQuery ? url.href : redactedQuery(url),
     };
     if (resendCount > 0) attributes[ATTR_HTTP_REQUEST_RESEND_COUNT] = resendCount;
     const span = this.#tracer.startSpan(method, { kind: SpanKind.CLIENT, attributes }, this.#context);

@@ -121,6 +121,23 @@ describe('OpenTelemetry traces', () => {
     for (const span of spans) assert.ok(!JSON.stringify(span.attributes).includes(token));
   });
 
+  it('keeps query values out of the spans: no url.query, and REDACTED values in url.full', async () => {
+    const traceId = '77777777777777777777777777777777';
+    fx.upstream.reset();
+    const res = await get(`${fx.gw.url}/api/customers?offset=5&limit=3`, { ...auth, traceparent: `00-${traceId}-${CALLER_SPAN}-01` });
+    assert.equal(res.status, 200);
+    await waitFor(() => spansOfTrace(receiver, traceId).some((s) => s.kind === KIND.SERVER), 'the SERVER span of the collection');
+    const spans = spansOfTrace(receiver, traceId);
+    const server = serverSpanOf(spans);
+    assert.equal(server.attributes['url.query'], undefined);
+    assert.equal(server.attributes['url.path'], '/api/customers');
+    const attempt = spans.find((s) => s.kind === KIND.CLIENT);
+    const full = String(attempt?.attributes['url.full']);
+    const sent = new URL(String(fx.upstream.paths[0]), fx.upstream.url);
+    assert.notEqual(sent.search, '', 'the upstream was asked with a query');
+    assert.equal(full, `${fx.upstream.url}${sent.pathname}?${[...sent.searchParams.keys()].map((k) => `${k}=REDACTED`).join('&')}`);
+  });
+
   it('traces a cache hit without a CLIENT span', async () => {
     const traceId = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1';
     await get(`${fx.gw.url}/api/customers/8`, auth);
@@ -387,6 +404,30 @@ describe('OpenTelemetry span trees of a stale answer, a key refresh, a shared lo
     } finally {
       await fx.close();
       await redis.close();
+    }
+  });
+});
+
+describe('B3 propagation', () => {
+  it('continues a B3 caller and tells the upstream of the CLIENT span in both headers', async () => {
+    const receiver = await startOtlpReceiver();
+    const fx = await startFixture({
+      tracing: { enabled: true, propagators: ['tracecontext', 'b3'], exporter: { url: receiver.url, scheduledDelayMs: 10, maxExportBatchSize: 1 } },
+    });
+    try {
+      const traceId = '88888888888888888888888888888888';
+      const res = await get(`${fx.gw.url}/api/customers/50`, { ...bearer(await fx.token()), b3: `${traceId}-${CALLER_SPAN}-1` });
+      assert.equal(res.status, 200);
+      await waitFor(() => spansOfTrace(receiver, traceId).some((s) => s.kind === KIND.SERVER), 'the SERVER span');
+      const spans = spansOfTrace(receiver, traceId);
+      assert.equal(serverSpanOf(spans).parentSpanId, CALLER_SPAN);
+      const attempt = spans.find((s) => s.kind === KIND.CLIENT) as ReceivedSpan;
+      const seen = fx.upstream.headersSeen[0];
+      assert.equal(seen?.['b3'], `${traceId}-${attempt.spanId}-1`);
+      assert.equal(seen?.['traceparent'], `00-${traceId}-${attempt.spanId}-01`);
+    } finally {
+      await fx.close();
+      await receiver.close();
     }
   });
 });
