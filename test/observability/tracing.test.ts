@@ -272,6 +272,24 @@ describe('OpenTelemetry sampling', () => {
   });
 });
 
+describe('the exporter endpoint', () => {
+  it('is OTEL_EXPORTER_OTLP_ENDPOINT followed by /v1/traces while tracing.exporter.url is null', async () => {
+    const receiver = await startOtlpReceiver();
+    const base = receiver.url.slice(0, -'/v1/traces'.length);
+    const fx = await withEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: base }, () =>
+      startFixture({ tracing: { enabled: true, exporter: { scheduledDelayMs: 10, maxExportBatchSize: 1 } } }),
+    );
+    try {
+      const traceId = '99999999999999999999999999999999';
+      assert.equal((await get(`${fx.gw.url}/api/customers/60`, { ...bearer(await fx.token()), traceparent: `00-${traceId}-${CALLER_SPAN}-01` })).status, 200);
+      await waitFor(() => spansOfTrace(receiver, traceId).some((s) => s.kind === KIND.SERVER), 'the SERVER span at the endpoint the variable names');
+    } finally {
+      await fx.close();
+      await receiver.close();
+    }
+  });
+});
+
 describe('a collector that is down or slow', () => {
   it('costs no request when nothing listens at the exporter URL', async () => {
     const gone = await startOtlpReceiver();
