@@ -21,8 +21,9 @@ export function restartRequired(previous: Config, next: Config, initial: Config,
     if (!sameValue(previous.admin[key], next.admin[key])) keys.push(`admin.${key}`);
   }
   if (previous.log.maxBufferBytes !== next.log.maxBufferBytes) keys.push('log.maxBufferBytes');
-  // The Redis connection and what hangs on it (shared state, idempotency records) are made once, at start.
-  for (const section of ['redis', 'idempotency'] as const) {
+  // The Redis connection and what hangs on it (shared state, idempotency records) are made once, at
+  // start, and so is the tracer (its exporter, queue and sampler).
+  for (const section of ['redis', 'idempotency', 'tracing'] as const) {
     for (const key of Object.keys(next[section]) as (keyof Config[typeof section])[]) {
       if (!sameValue(initial[section][key], next[section][key])) keys.push(`${section}.${String(key)}`);
     }

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { SamplingDecision, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
+import { configWith } from '../../src/gateway/load-config.ts';
+import { restartRequired } from '../../src/gateway/reload.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get } from '../helpers/gateway.ts';
 import { KIND, STATUS, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.ts';
@@ -269,6 +271,14 @@ describe('OpenTelemetry sampling', () => {
       ids.map((id) => `00-${id}-${CALLER_SPAN}-01`),
     );
     assert.deepEqual(new Set(ids.filter((id) => exported.has(id))), expected);
+  });
+});
+
+describe('tracing on reload', () => {
+  it('is made at start: a reload that changes it says a restart is needed', () => {
+    const initial = configWith({});
+    const next = configWith({ tracing: { enabled: true, exporter: { maxQueueSize: 10 } } });
+    assert.deepEqual(restartRequired(initial, next, initial, false), ['tracing.enabled', 'tracing.exporter']);
   });
 });
 
