@@ -381,6 +381,13 @@ const EMBEDDING = section({
     doc: 'Most distinct parts one answer may embed, over all its relations; more is a 400 before any part is read.',
   }),
   fanOutPerService: integer({ min: 1, max: 1000, default: 8, doc: 'Most part reads one answer has under way at once on one upstream service.' }),
+  timeoutMs: integer({
+    min: 1,
+    max: 600_000,
+    unit: 'ms',
+    default: 5000,
+    doc: "One deadline for a whole answer with `embed`; a part not read by then is left out (`reason=timeout`) or fails the answer (504) per its relation's `onError`.",
+  }),
   partsCountAgainstRateLimit: boolean({
     default: false,
     doc: "`true`: each embedded part takes from the caller's rate limit as a request of its own; `false`: one answer counts once, whatever it embeds.",

@@ -5,6 +5,7 @@ import { HgError } from '../lib/errors.ts';
 import type { ResourceReads } from '../resources/embed-hook.ts';
 import type { PartRead } from '../resources/read-through.ts';
 import type { EmbedTree } from './embed-query.ts';
+import type { Deadline } from './deadline.ts';
 import { EmbedStatus, reasonOf, upstreamFailed } from './embed-status.ts';
 import { fanOut } from './fan-out.ts';
 import { MEMBERS, type NodeKind, type Relation, type Relations } from './relations.ts';
@@ -104,13 +105,14 @@ export class Assembly {
   readonly #relations: Relations;
   readonly #parts: ResourceReads;
   readonly #bounds: Bounds;
+  readonly #deadline: Deadline;
   readonly #reps: Representation[] = [];
   readonly #versions: string[] = [];
   readonly #status = new EmbedStatus();
   #stale = false;
   #count = 0;
 
-  constructor(req: IncomingMessage, requestId: string, format: number, relations: Relations, parts: ResourceReads, bounds: Bounds) {
+  constructor(req: IncomingMessage, requestId: string, format: number, relations: Relations, parts: ResourceReads, bounds: Bounds, deadline: Deadline) {
     this.#req = req;
     this.#requestId = requestId;
     this.#format = format;
@@ -118,6 +120,7 @@ export class Assembly {
     this.#relations = relations;
     this.#parts = parts;
     this.#bounds = bounds;
+    this.#deadline = deadline;
   }
 
   async assemble(main: PartRead, kind: NodeKind, tree: EmbedTree, canonical: string): Promise<Assembled> {
@@ -174,9 +177,10 @@ export class Assembly {
     await Promise.all(
       [...wanted.values()].map((group) => {
         const batch = group.relation.batch;
-        return batch === null
-          ? Promise.resolve()
-          : this.#parts.prefetch(this.#req, this.#requestId, group.relation.target, [...group.hrefs].map(pathOf), batch);
+        if (batch === null) return Promise.resolve();
+        const prefetch = this.#parts.prefetch(this.#req, this.#requestId, group.relation.target, [...group.hrefs].map(pathOf), batch);
+        // Past the deadline the reads below time out each as their relation declares.
+        return this.#deadline.within(prefetch).catch(() => {});
       }),
     );
     const tasks = [...wanted.values()].flatMap((group) =>
@@ -215,7 +219,8 @@ export class Assembly {
 
   #read(relation: Relation, href: string): Promise<PartRead> {
     const path = pathOf(href);
-    if (relation.kind === 'collection') return this.#parts.collection(this.#req, this.#requestId, relation.target, path, href, this.#format);
-    return this.#parts.item(this.#req, this.#requestId, relation.target, path, this.#format);
+    if (relation.kind === 'collection')
+      return this.#deadline.within(this.#parts.collection(this.#req, this.#requestId, relation.target, path, href, this.#format));
+    return this.#deadline.within(this.#parts.item(this.#req, this.#requestId, relation.target, path, this.#format));
   }
 }

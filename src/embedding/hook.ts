@@ -6,8 +6,10 @@ import type { Access } from '../resources/access.ts';
 import type { CompiledResource, ResourceTable } from '../resources/compile.ts';
 import { ResourceReads, type EmbedHook, type ReadHandler, type ReadPaths } from '../resources/embed-hook.ts';
 import type { FormatNegotiation } from '../resources/format-negotiation.ts';
-import { Assembly, type Bounds } from './assemble.ts';
+import type { PartRead } from '../resources/read-through.ts';
+import { Assembly, type Assembled, type Bounds } from './assemble.ts';
 import { writeComposite } from './composite.ts';
+import { Deadline } from './deadline.ts';
 import { readEmbed } from './embed-query.ts';
 import { MEMBERS, Relations, type NodeKind } from './relations.ts';
 
@@ -33,6 +35,7 @@ export function embedding(inputs: EmbeddingInputs): EmbedHook {
   const relations = new Relations(config, table);
   const bounds: Bounds = { maxParts: config.embedding.maxParts, fanOutPerService: config.embedding.fanOutPerService };
   const maxDepth = config.embedding.maxDepth;
+  const timeoutMs = config.embedding.timeoutMs;
   return {
     relationsOf(r: CompiledResource, onCollection: boolean): readonly string[] {
       const own = [...relations.of({ resource: r, collection: onCollection }).keys()];
@@ -48,8 +51,17 @@ export function embedding(inputs: EmbeddingInputs): EmbedHook {
         // Refused before anything is read: a bad list, an unknown relation, too deep a path.
         const ask = readEmbed(req.url ?? path, kind, relations, maxDepth);
         const format = formats.format(req);
-        const main = onCollection ? await own.collection(req, res.requestId, r, path, ask.rest, format) : await own.item(req, res.requestId, r, path, format);
-        const assembled = await new Assembly(req, res.requestId, format, relations, parts, bounds).assemble(main, kind, ask.tree, ask.canonical);
+        const deadline = new Deadline(timeoutMs);
+        let main: PartRead;
+        let assembled: Assembled;
+        try {
+          main = await deadline.within(
+            onCollection ? own.collection(req, res.requestId, r, path, ask.rest, format) : own.item(req, res.requestId, r, path, format),
+          );
+          assembled = await new Assembly(req, res.requestId, format, relations, parts, bounds, deadline).assemble(main, kind, ask.tree, ask.canonical);
+        } finally {
+          deadline.clear();
+        }
         const embedStatus = assembled.status.value;
         res.embedStatus = embedStatus;
         const composite = { reps: assembled.reps, versions: assembled.versions, canonical: ask.canonical, embedStatus };
