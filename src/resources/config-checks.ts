@@ -14,6 +14,8 @@ import type { Config, ResourceConfig } from '../config/types.ts';
 
 /** Names the formats and the collection rendering use themselves: no field may take them. */
 export const RESERVED_FIELDS: ReadonlySet<string> = new Set(['links', '_links', '_embedded', 'items']);
+/** The plain JSON member an item with embeds carries its embedded parts in. */
+const EMBEDDED_MEMBER = 'embedded';
 /** Relations the gateway sets itself. */
 const RESERVED_RELS = new Set(['self']);
 /** Links the API root has whatever is declared. */
@@ -337,6 +339,12 @@ function checkEmbeds(config: Config, problems: string[]): void {
   for (const [name, r] of Object.entries(config.resources)) {
     const declared: [string, Readonly<Record<string, string>>, ResourceConfig['embed']][] = [[`resources.${name}`, r.links, r.embed]];
     if (r.collection !== null) declared.push([`resources.${name}.collection`, r.collection.links, r.collection.embed]);
+    // Plain JSON carries an item's embedded parts in the member `embedded`: a field of that name would be overwritten.
+    const exposed = [...r.fields, ...r.exposeFields].map(fieldName);
+    if (Object.keys(r.embed).length > 0 && exposed.includes(EMBEDDED_MEMBER))
+      problems.push(
+        `resources.${name}.embed: the resource exposes a field named "${EMBEDDED_MEMBER}", the member that holds its embedded parts in plain JSON; rename the field ({"name": "<another name>", "pointer": "/${EMBEDDED_MEMBER}"}) or declare no embeds`,
+      );
     for (const [at, links, embeds] of declared) {
       for (const [rel, embed] of Object.entries(embeds)) {
         const key = `${at}.embed.${rel}`;

@@ -2,12 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { configWith } from '../../src/gateway/load-config.ts';
 import { configProblems } from '../helpers/config.ts';
+import { startFixture } from '../helpers/fixture.ts';
 
 describe('resources.<name>.embed in config', () => {
   test('a declared relation to a declared resource loads, with its defaults', () => {
     const config = configWith({ resources: { orders: { embed: { customer: { target: 'customers' } } } } });
     assert.deepEqual(config.resources['orders']?.embed['customer'], { target: 'customers', kind: 'item', onError: 'omit', batch: null, maxParts: 50 });
-    assert.deepEqual(config.embedding, { maxDepth: 2, maxParts: 100, fanOutPerService: 8, partsCountAgainstRateLimit: false });
+    assert.deepEqual(config.embedding, { maxDepth: 2, maxParts: 100, fanOutPerService: 8, timeoutMs: 5000, partsCountAgainstRateLimit: false });
   });
 
   test('a relation that is not a link, an unknown target, a wrong kind and a bad batch are refused, each naming its key', () => {
@@ -34,6 +35,18 @@ describe('resources.<name>.embed in config', () => {
         "resources.orders.collection.embed.customer: the link /api/customers/{customerId} cannot lead to /api/customers/{customerId}/orders/{id} (resources.orders's path)",
       ],
     );
+  });
+
+  test('a resource that declares embeds and exposes a field named embedded is refused at start, naming the collision', async () => {
+    const colliding = { resources: { orders: { exposeFields: ['embedded'], embed: { customer: { target: 'customers' } } } } };
+    assert.deepEqual(configProblems(colliding), [
+      'resources.orders.embed: the resource exposes a field named "embedded", the member that holds its embedded parts in plain JSON; rename the field ({"name": "<another name>", "pointer": "/embedded"}) or declare no embeds',
+    ]);
+    await assert.rejects(startFixture(colliding), /resources\.orders\.embed: the resource exposes a field named "embedded"/);
+    // Without embeds the field is the resource's own business, and renamed it no longer collides.
+    assert.deepEqual(configProblems({ resources: { orders: { exposeFields: ['embedded'] } } }), []);
+    const renamed = { resources: { orders: { exposeFields: [{ name: 'embeddedNote', pointer: '/embedded' }], embed: { customer: { target: 'customers' } } } } };
+    assert.deepEqual(configProblems(renamed), []);
   });
 
   test('embedding bounds have bounds of their own', () => {
