@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Config } from '../config/types.ts';
 import type { Clock } from '../lib/clock.ts';
+import { SingleFlight } from '../lib/single-flight.ts';
 import type { HgResponse } from '../protocol/response.ts';
 import type { Access } from '../resources/access.ts';
 import type { CompiledResource, ResourceTable } from '../resources/compile.ts';
@@ -36,6 +37,7 @@ export function embedding(inputs: EmbeddingInputs): EmbedHook {
   const bounds: Bounds = { maxParts: config.embedding.maxParts, fanOutPerService: config.embedding.fanOutPerService };
   const maxDepth = config.embedding.maxDepth;
   const timeoutMs = config.embedding.timeoutMs;
+  const batches = new SingleFlight<void>();
   return {
     relationsOf(r: CompiledResource, onCollection: boolean): readonly string[] {
       const own = [...relations.of({ resource: r, collection: onCollection }).keys()];
@@ -45,8 +47,8 @@ export function embedding(inputs: EmbeddingInputs): EmbedHook {
     handlerFor(r: CompiledResource, onCollection: boolean, paths: ReadPaths): ReadHandler | null {
       const kind: NodeKind = { resource: r, collection: onCollection };
       if (!relations.declares(kind)) return null;
-      const own = new ResourceReads(paths, inputs.access);
-      const parts = inputs.partAccess === inputs.access ? own : new ResourceReads(paths, inputs.partAccess);
+      const own = new ResourceReads(paths, inputs.access, batches);
+      const parts = inputs.partAccess === inputs.access ? own : new ResourceReads(paths, inputs.partAccess, batches);
       return async (req: IncomingMessage, res: HgResponse, path: string): Promise<void> => {
         // Refused before anything is read: a bad list, an unknown relation, too deep a path.
         const ask = readEmbed(req.url ?? path, kind, relations, maxDepth);

@@ -1,8 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import type { Principal } from '../auth/verifier.ts';
 import { HgError } from '../lib/errors.ts';
+import type { SingleFlight } from '../lib/single-flight.ts';
 import type { HgResponse } from '../protocol/response.ts';
 import type { ParamDoc } from '../protocol/route-doc.ts';
+import type { UpstreamCall } from '../upstream/call.ts';
 import { callOf } from '../upstream/trace-context.ts';
 import type { Access } from './access.ts';
 import type { CompiledResource } from './compile.ts';
@@ -18,6 +20,13 @@ import { itemFromRecord } from './record.ts';
 export interface Batch {
   readonly upstream: string;
   readonly items: JsonPointer;
+}
+
+/** An item a batch request is to bring: its link's path, its path parameters and its cache key for the caller. */
+interface Wanted {
+  readonly path: string;
+  readonly values: ParamValue[];
+  readonly key: string;
 }
 
 /** A read route's handler: the request, the answer, and the request's path without its query. */
@@ -101,10 +110,13 @@ function routeNotFound(): HgError {
 export class ResourceReads {
   readonly #paths: ReadPaths;
   readonly #access: Access;
+  readonly #batches: SingleFlight<void>;
 
-  constructor(paths: ReadPaths, access: Access) {
+  /** `batches`: the batch requests under way, shared by every answer of the gateway. */
+  constructor(paths: ReadPaths, access: Access, batches: SingleFlight<void>) {
     this.#paths = paths;
     this.#access = access;
+    this.#batches = batches;
   }
 
   /** The item of `r` at `path` (no query) in format `format`, for the caller of `req`. */
@@ -124,10 +136,17 @@ export class ResourceReads {
    * each record in its answer is stored as the item itself, under the caller's key, so the reads
    * that follow are hits. Whatever it does not settle (a refusal, a record missing from the answer,
    * the batch request failing) is left to those reads, which answer as following the link would.
+   *
+   * Batch requests go through single-flight, keyed by the endpoint and the exact set of cache keys
+   * it would fill: a concurrent answer missing the same parts under the same keys (so for the same
+   * identity wherever the resource varies by it) joins the request under way instead of making its
+   * own. Joining is sound because a batch only fills the cache: each part is still read afterwards
+   * as following its link would be. Answers missing overlapping but different sets make requests
+   * of their own (a batch's ids are its URL; splitting sets to share them would multiply requests).
    */
   async prefetch(req: IncomingMessage, requestId: string, r: CompiledResource, paths: Iterable<string>, batch: Batch): Promise<void> {
-    const { ctx, entries } = this.#paths.parts;
-    const wanted = new Map<ParamValue, { path: string; values: ParamValue[]; key: string }>();
+    const { ctx } = this.#paths.parts;
+    const wanted = new Map<ParamValue, Wanted>();
     let claims: Principal['claims'] | undefined;
     for (const path of paths) {
       const values: ParamValue[] = [];
@@ -144,10 +163,33 @@ export class ResourceReads {
     }
     // One alone is read as following its link would be.
     if (wanted.size < 2) return;
-    const ids = [...wanted.keys()].map((id) => encodeURIComponent(String(id))).join(',');
+    const keys = [...wanted.values()].map((item) => item.key).sort();
+    const flightKey = `${batch.upstream}\u0000${keys.join('\u0000')}`;
+    const running = this.#batches.get(flightKey);
+    // A batch begun before one of its parts was invalidated may bring what the write replaced: not joined.
+    if (
+      running !== undefined &&
+      ![...wanted.values()].some((item) => ctx.cache.invalidatedSince(item.key, keyGroups(item.key, r.groups(item.values)), running.stamp))
+    ) {
+      ctx.logger.debug('a batch read of the same embedded parts is under way; joined', { path: batch.upstream });
+      return running.promise;
+    }
     const ticket = ctx.cache.beginLoad();
+    const call = callOf(req, requestId, claims);
+    return this.#batches.start(
+      flightKey,
+      ticket,
+      () => this.#batch(r, batch, wanted, call, ticket),
+      () => ctx.cache.endLoad(ticket),
+    );
+  }
+
+  /** One batch request, each record it brings stored as its item; never fails (the reads that follow settle what it did not). */
+  async #batch(r: CompiledResource, batch: Batch, wanted: ReadonlyMap<ParamValue, Wanted>, call: UpstreamCall, ticket: number): Promise<void> {
+    const { ctx, entries } = this.#paths.parts;
+    const ids = [...wanted.keys()].map((id) => encodeURIComponent(String(id))).join(',');
     try {
-      const result = await r.service.getJson(batch.upstream.replace('{ids}', ids), callOf(req, requestId, claims), (json) => batch.items.resolve(json));
+      const result = await r.service.getJson(batch.upstream.replace('{ids}', ids), call, (json) => batch.items.resolve(json));
       if (!result.found || !Array.isArray(result.value)) return;
       const freshness = entries.upstreamFreshness(result, r.maxAgeSeconds);
       const type = r.types[r.types.length - 1] as ParamType;
@@ -169,8 +211,6 @@ export class ResourceReads {
         path: batch.upstream,
         cause: err instanceof Error ? err.message : String(err),
       });
-    } finally {
-      ctx.cache.endLoad(ticket);
     }
   }
 

@@ -3,13 +3,16 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { embedOverrides, freshEmbedWorld, serveSales } from '../helpers/embed-world.ts';
 import { startFixture, type Fixture } from '../helpers/fixture.ts';
 import { bearer, get } from '../helpers/gateway.ts';
+import { captureLog } from '../helpers/log.ts';
 import { defaultRecord } from '../helpers/upstream.ts';
+import { gate, waitFor } from '../helpers/wait.ts';
 
 type Json = Record<string, unknown>;
 
 describe('embedded parts through a batch endpoint (embed.<rel>.batch)', () => {
   let fx: Fixture;
   let any: string;
+  const log = captureLog('debug');
   const read = (path: string) => get(`${fx.gw.url}${path}`, bearer(any));
 
   before(async () => {
@@ -18,7 +21,7 @@ describe('embedded parts through a batch endpoint (embed.<rel>.batch)', () => {
     (resources['sales'] as Record<string, unknown>)['embed'] = {
       customer: { target: 'customers', batch: { upstream: '/customers?ids={ids}', items: '/data' } },
     };
-    fx = await startFixture(overrides);
+    fx = await startFixture(overrides, { logger: log.logger });
     any = await fx.token({ claims: { scope: 'customers:read customers:read:any' } });
   });
   beforeEach(() => freshEmbedWorld(fx));
@@ -53,5 +56,29 @@ describe('embedded parts through a batch endpoint (embed.<rel>.batch)', () => {
     assert.equal(res.status, 200);
     assert.equal(res.headers['embed-status'], undefined);
     assert.equal(fx.upstream.paths.filter((p) => /^\/customers\/\d$/.test(p)).length, 3);
+  });
+
+  test('two answers missing the same parts at once make one batch request: the second joins the one under way', async () => {
+    const batch = gate();
+    fx.upstream.on('/customers?ids=1,2,3', {
+      kind: 'wait',
+      until: batch.promise,
+      then: { kind: 'json', body: { data: [defaultRecord(1), defaultRecord(2), defaultRecord(3)] } },
+    });
+    const joins = (): number => log.lines.filter((line) => line.includes('a batch read of the same embedded parts is under way; joined')).length;
+    const before = joins();
+    const first = read('/api/sales?embed=items.customer');
+    await waitFor(() => fx.upstream.paths.includes('/customers?ids=1,2,3'), 'the first batch request');
+    const second = read('/api/sales?embed=items.customer');
+    await waitFor(() => joins() > before, 'the second answer to join the batch under way');
+    batch.open();
+    const [a, b] = await Promise.all([first, second]);
+    assert.equal(a.status, 200);
+    assert.equal(b.status, 200);
+    assert.deepEqual(b.json(), a.json());
+    assert.deepEqual(
+      fx.upstream.paths.filter((p) => p.startsWith('/customers')),
+      ['/customers?ids=1,2,3'],
+    );
   });
 });
