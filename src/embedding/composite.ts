@@ -51,7 +51,8 @@ const ASSEMBLED = 'hypergate; detail=assembled';
 
 /**
  * Writes an assembled answer: 304 when If-None-Match names its ETag (which holds only while every
- * part is unchanged), else 200 (no body for HEAD). It is made for this request: Age 0, and
+ * part is unchanged), else 200 (no body for HEAD) with the upstream headers the resource's service
+ * exposes (`exposeHeaders`), as a plain read of its URL would carry them. It is made for this request: Age 0, and
  * Cache-Status `hypergate; detail=assembled`; `Embed-Status` is there when a part was left out or stale.
  */
 export function writeComposite(
@@ -67,11 +68,14 @@ export function writeComposite(
   // Age 0: it is made now from its parts; Cache-Status (RFC 9211) says it was assembled, not served as one stored answer.
   const headers: (string | number)[] = ['Cache-Control', compositeCacheControl(parts.reps, stale, nowMs), 'ETag', etag, 'Age', 0];
   if (main.vary !== null) headers.push('Vary', main.vary);
+  const ifNoneMatch = req.headers['if-none-match'];
+  const notModified = ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, etag);
+  // A 200 carries the headers the resource's service exposes (its own answer's, not the parts'), where a plain read puts them; a 304 does not.
+  if (!notModified && main.exposed !== null) headers.push(...main.exposed);
   headers.push('Cache-Status', ASSEMBLED);
   if (parts.embedStatus !== '') headers.push('Embed-Status', parts.embedStatus);
   headers.push('X-Request-Id', res.requestId);
-  const ifNoneMatch = req.headers['if-none-match'];
-  if (ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)) {
+  if (notModified) {
     res.writeHead(304, headers);
     res.end();
     return;
