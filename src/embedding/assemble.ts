@@ -73,15 +73,24 @@ function attach(json: Json, rel: string, part: Json, hal: boolean): void {
   held[rel] = part;
 }
 
-/** `self` names what was asked for: the resource with its embed list (canonical order). */
-function selfWithEmbed(json: Json, canonical: string, hal: boolean): void {
+/** The links of the answer asked for that lead to it or, on a page, to its other pages: they keep its embed list. */
+const OWN_RELS = ['self'] as const;
+const PAGE_RELS = ['self', 'first', 'prev', 'next', 'last'] as const;
+
+/**
+ * `self` names what was asked for: the resource with its embed list (canonical order); on a
+ * collection page so do the paging links, so that a client following them keeps getting composites.
+ */
+function linksWithEmbed(json: Json, canonical: string, hal: boolean, collection: boolean): void {
   const links = (hal ? json['_links'] : json['links']) as Record<string, unknown> | undefined;
   if (links === undefined) return;
-  const self = hal ? (links['self'] as { href?: unknown } | undefined)?.href : links['self'];
-  if (typeof self !== 'string') return;
-  const href = `${self}${self.includes('?') ? '&' : '?'}embed=${canonical}`;
-  if (hal) links['self'] = { href };
-  else links['self'] = href;
+  for (const rel of collection ? PAGE_RELS : OWN_RELS) {
+    const target = hal ? (links[rel] as { href?: unknown } | undefined)?.href : links[rel];
+    if (typeof target !== 'string') continue;
+    const href = `${target}${target.includes('?') ? '&' : '?'}embed=${canonical}`;
+    if (hal) links[rel] = { ...(links[rel] as Json), href };
+    else links[rel] = href;
+  }
 }
 
 /** The path of a link's target (the part a read matches against its template) and the target with its query. */
@@ -128,7 +137,7 @@ export class Assembly {
     const root = JSON.parse(main.rep.body) as Json;
     let level: Node[] = [{ json: root, kind, tree, prefix: '' }];
     while (level.length > 0) level = await this.#level(level);
-    selfWithEmbed(root, canonical, this.#hal);
+    linksWithEmbed(root, canonical, this.#hal, kind.collection);
     return { body: JSON.stringify(root), reps: this.#reps, versions: this.#versions, status: this.#status, stale: this.#stale };
   }
 
