@@ -272,5 +272,37 @@ const embedParts: Scenario = {
   },
 };
 
+/** Composite pages asked in turn per measured second; past them the list starts over and every part is cached. */
+const MISS_PAGES_PER_SECOND = 1500;
+/** The last page offset the sample's 100,000 customers fill. */
+const MISS_LAST_OFFSET = 99_980;
+
+const embedMiss: Scenario = {
+  name: 'embed-miss',
+  about:
+    "the embed page with one part missing from the cache: pages of 20 customers one offset apart, each embedding its customers' orders, asked in turn, so each finds the page and 19 of its parts cached and reads the newest customer's orders from the upstream (hypergate only): compare with embed",
+  prepare: (ctx) => {
+    const pages = Math.min(MISS_LAST_OFFSET, Math.max(1000, Math.ceil(MISS_PAGES_PER_SECOND * ctx.seconds)));
+    const page = (offset: number): string => `${CUSTOMER.slice(0, -1)}?offset=${offset}&limit=20`;
+    // Warm-up: every page alone (the composite reads its page under the same key), then the first composite (customers 1..20's orders).
+    const warmFile = join(ctx.dir, 'embed-miss-warm.txt');
+    const warm = Array.from({ length: pages + 1 }, (_, offset) => `${page(offset)} ${ctx.hotToken}\n`);
+    warm.push(`${page(0)}&embed=items.orders ${ctx.hotToken}\n`);
+    writeFileSync(warmFile, warm.join(''));
+    // Measured: page k needs the orders of customers k+1..k+20, of which page k-1 brought all but k+20's.
+    const file = join(ctx.dir, 'embed-miss.txt');
+    writeFileSync(file, Array.from({ length: pages }, (_, i) => `${page(i + 1)}&embed=items.orders ${ctx.hotToken}\n`).join(''));
+    const load: LoadSpec = { path: `${page(1)}&embed=items.orders`, headers: ACCEPT, list: { kind: 'file', file, random: false }, expect: 200 };
+    return {
+      load,
+      samples: [{ path: `${EMBED_PAGE}&embed=items.orders`, headers: bearer(ctx.hotToken), expect: 200 }],
+      warm: { listFile: warmFile },
+      herd: false,
+      noRepeat: false,
+      hypergateConfig: EMBED_CONFIG,
+    };
+  },
+};
+
 /** The scenarios on the shipped customers resource (feature-scenarios.ts has the others). */
-export const CUSTOMER_SCENARIOS: readonly Scenario[] = [hot, tokens, fresh, spread, wide, conditional, herd, mixed, embed, embedParts];
+export const CUSTOMER_SCENARIOS: readonly Scenario[] = [hot, tokens, fresh, spread, wide, conditional, herd, mixed, embed, embedParts, embedMiss];
