@@ -140,7 +140,7 @@ export class CacheTier {
     } finally {
       // What the load stored (an entry, or a cached absence) is shared; then the lock goes.
       this.#share(read, before, found.since);
-      if (lock === 'mine') this.#link.script('lock', UNLOCK, [], [this.#key('l:', path), this.#owner]).catch(() => {});
+      if (lock === 'mine') this.#link.script('lock', UNLOCK, [this.#key('l:', path)], [this.#key('l:', path), this.#owner]).catch(() => {});
     }
   }
 
@@ -152,7 +152,7 @@ export class CacheTier {
   async #read(read: TierRead): Promise<Found | null> {
     let answer: unknown;
     try {
-      answer = await redisCall(read.trace, 'tier_read', () => this.#link.script('tier_read', TIER_READ, [], [this.#link.prefix, read.path]));
+      answer = await redisCall(read.trace, 'tier_read', () => this.#link.script('tier_read', TIER_READ, [this.#link.slotKey], [this.#link.prefix, read.path]));
     } catch {
       return null;
     }
@@ -216,7 +216,7 @@ export class CacheTier {
     const payload = encodeEntry(after, now, path, read.shape.fingerprint);
     if (payload === null) return;
     const ttl = Math.ceil(after.expiresAtMs - now);
-    this.#link.script('tier_write', TIER_WRITE, [], [this.#link.prefix, path, since, ttl, payload, ...after.groups]).then(
+    this.#link.script('tier_write', TIER_WRITE, [this.#link.slotKey], [this.#link.prefix, path, since, ttl, payload, ...after.groups]).then(
       (stored) => {
         if (stored === 1) this.#metrics.tier('stored');
       },

@@ -123,7 +123,7 @@ export class InvalidationBus {
         ? this.#link.script(
             'invalidate',
             CLEAR,
-            [],
+            [this.#link.slotKey],
             [this.#link.prefix, this.#markMs, JSON.stringify({ o: this.#origin, n } satisfies Message)],
             deadlineMs,
             'despite-overdue',
@@ -131,7 +131,7 @@ export class InvalidationBus {
         : this.#link.script(
             'invalidate',
             INVALIDATE,
-            [],
+            [this.#link.slotKey],
             [this.#link.prefix, this.#markMs, JSON.stringify({ o: this.#origin, n, k: keys, g: groups } satisfies Message), keys.length, ...keys, ...groups],
             deadlineMs,
             'despite-overdue',

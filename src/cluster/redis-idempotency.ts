@@ -55,7 +55,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
 
   #key(subject: string, key: string): string {
-    return `${this.#link.prefix}idem:${digest(recordId(subject, key))}`;
+    return `${this.#link.recordPrefix}idem:${digest(recordId(subject, key))}`;
   }
 
   async begin(subject: string, key: string, fingerprint: string, ttlSeconds: number): Promise<IdempotencyBegin> {
@@ -64,7 +64,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       answer = await this.#link.script(
         'idempotency',
         IDEMPOTENCY_BEGIN,
-        [],
+        [this.#key(subject, key)],
         [this.#key(subject, key), digest(fingerprint), Math.min(this.#leaseMs, ttlSeconds * 1000)],
       );
     } catch {
@@ -99,7 +99,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       // Tried at least once, with a deadline of its own, however late.
       if (attempt > 0 && left <= 0) break;
       try {
-        await this.#link.script('idempotency', IDEMPOTENCY_COMPLETE, [], args, Math.max(left, this.#link.timeoutMs), 'despite-breaker');
+        await this.#link.script('idempotency', IDEMPOTENCY_COMPLETE, [this.#key(subject, key)], args, Math.max(left, this.#link.timeoutMs), 'despite-breaker');
         return;
       } catch (err) {
         if (err instanceof RedisUnavailable && err.reason === 'closed') {
@@ -120,6 +120,8 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 
   async abandon(subject: string, key: string, fingerprint: string): Promise<void> {
     const args = [this.#key(subject, key), digest(fingerprint)];
-    await this.#link.script('idempotency', IDEMPOTENCY_ABANDON, [], args, this.#link.timeoutMs * AFTER_ANSWER_FACTOR, 'despite-breaker').catch(() => {});
+    await this.#link
+      .script('idempotency', IDEMPOTENCY_ABANDON, [this.#key(subject, key)], args, this.#link.timeoutMs * AFTER_ANSWER_FACTOR, 'despite-breaker')
+      .catch(() => {});
   }
 }

@@ -1,27 +1,14 @@
 import { performance } from 'node:perf_hooks';
-import { createRequire } from 'node:module';
 import type { Redis, RedisOptions } from 'ioredis';
 import type { Clock } from '../lib/clock.ts';
-import { redactUrl } from '../config/redact.ts';
+import { redisTopology, type RedisTopology } from '../config/redis-topology.ts';
 import type { RedisConfig } from '../config/types.ts';
 import type { Logger } from '../observability/logger.ts';
 import { CircuitBreaker, PROBE } from '../lib/breaker.ts';
 import { Deadline } from '../lib/deadline.ts';
+import { clusterSubscription, describeRedis, hashTagged, makeClient, type RedisClient } from './redis-clients.ts';
 import type { RedisMetrics } from './redis-metrics.ts';
 import { SCRIPTS, type LuaScript } from './scripts.ts';
-
-type IoRedis = typeof import('ioredis');
-let loaded: IoRedis | null = null;
-
-/**
- * ioredis, loaded when a link to Redis is made (redis.url set), not at start: importing it is
- * ~18 MB of resident memory a gateway without Redis never needs (the start figure in
- * bench/RESULTS.md). ioredis is a CommonJS package, so it loads synchronously.
- */
-function ioredis(): IoRedis {
-  loaded ??= createRequire(import.meta.url)('ioredis') as IoRedis;
-  return loaded;
-}
 
 /**
  * Why a Redis call gave no answer: it ran past its deadline, the connection is not up, the
@@ -71,14 +58,28 @@ function isReply(err: unknown): err is Error {
  * call but counts as a working Redis.
  */
 export class RedisLink {
+  /**
+   * Prefix of the shared tier's keys, its locks and the invalidation channel. On Redis Cluster it
+   * is redis.keyPrefix in a hash tag (`{hypergate:}`), so every key one script touches is in one
+   * slot; on one server it is redis.keyPrefix as it is.
+   */
   readonly prefix: string;
-  readonly #client: Redis;
+  /**
+   * The key the shared tier's scripts name (their generation): Redis Cluster sends a script to the
+   * node of its keys, and the keys a tier script builds from `prefix` are all in this one's slot.
+   */
+  readonly slotKey: string;
+  /** Prefix of keys each used alone (rate-limit buckets, idempotency records): redis.keyPrefix, never tagged, so a cluster spreads them. */
+  readonly recordPrefix: string;
+  readonly topology: RedisTopology;
+  readonly #client: RedisClient;
+  readonly #config: RedisConfig;
   readonly #breaker: CircuitBreaker;
   readonly #timeoutMs: number;
   readonly #metrics: RedisMetrics;
   readonly #logger: Logger;
   readonly #where: string;
-  readonly #subscribers: Redis[] = [];
+  readonly #subscribers: RedisClient[] = [];
   #closed = false;
   /** A connection problem was logged since the last 'ready': a Redis that stays down is logged once, not per retry. */
   #reported = false;
@@ -86,14 +87,21 @@ export class RedisLink {
   #everDown = false;
   /** Calls that ran past their deadline and whose reply has not come yet. */
   #overdue = 0;
+  /** The address of the server last connected to (a master found through Sentinel), and how often it changed. */
+  #address: string | null = null;
+  #masterChanges = 0;
 
   constructor(config: RedisConfig, clock: Clock, logger: Logger, metrics: RedisMetrics) {
-    this.prefix = config.keyPrefix;
+    this.topology = redisTopology(config);
+    this.recordPrefix = config.keyPrefix;
+    this.prefix = this.topology === 'cluster' ? hashTagged(config.keyPrefix) : config.keyPrefix;
+    this.slotKey = `${this.prefix}gen`;
+    this.#config = config;
     this.#timeoutMs = config.timeoutMs;
     this.#breaker = new CircuitBreaker(config.breaker, clock);
     this.#metrics = metrics;
     this.#logger = logger;
-    this.#where = redactUrl(config.url as string);
+    this.#where = describeRedis(config, this.topology);
     this.#client = this.#connect(config, 'hypergate');
     metrics.watch(this);
   }
@@ -106,6 +114,17 @@ export class RedisLink {
   /** Has the connection ever failed since the link was made (a start with Redis away included)? */
   get everDown(): boolean {
     return this.#everDown;
+  }
+
+  /** How often the link found its server at another address than before (a Sentinel failover). */
+  get masterChanges(): number {
+    return this.#masterChanges;
+  }
+
+  /** Masters the link knows: a Redis Cluster's, else 1 while connected. */
+  get masters(): number {
+    if (!this.up) return 0;
+    return 'nodes' in this.#client ? this.#client.nodes('master').length : 1;
   }
 
   get breakerState(): CircuitBreaker['state'] {
@@ -121,7 +140,7 @@ export class RedisLink {
    * Runs one call within `deadlineMs`. Rejects with RedisUnavailable when it cannot answer in
    * time (or at all), or with Redis's own error reply. `urgency` says which refusals it may pass.
    */
-  call<T>(op: RedisOp, run: (client: Redis) => Promise<T>, deadlineMs = this.#timeoutMs, urgency: Urgency = 'ordinary'): Promise<T> {
+  call<T>(op: RedisOp, run: (client: RedisClient) => Promise<T>, deadlineMs = this.#timeoutMs, urgency: Urgency = 'ordinary'): Promise<T> {
     if (this.#closed) return this.#refuse(op, 'closed');
     if (this.#client.status !== 'ready') return this.#refuse(op, 'down');
     // Redis answers the commands of a connection in order: while an earlier one is overdue, this
@@ -199,21 +218,33 @@ export class RedisLink {
    * A second connection subscribed to `channel` (a subscribed connection can do nothing else).
    * `subscribed` runs each time the subscription is (re)made: messages sent while it was down
    * are lost (pub/sub keeps nothing), so the caller resynchronises there. `lost` runs when its
-   * connection drops: from then on messages are missed.
+   * connection drops: from then on messages are missed. Through Sentinel the connection finds the
+   * new master after a failover (Sentinel closes the clients of the old one); on Redis Cluster it is
+   * one connection to one node, any node (a cluster passes every message to every node), and a new
+   * one to another node when it drops: ioredis' own cluster subscriber moves silently, and a move
+   * that is not seen is a gap in what this instance heard.
    */
   subscribe(channel: string, onMessage: (message: string) => void, subscribed: () => void, lost: () => void): void {
-    const sub = this.#client.duplicate({ connectionName: 'hypergate-sub', autoResubscribe: false });
-    this.#subscribers.push(sub);
-    // The command connection logs the outage; this one only reconnects.
-    sub.on('error', () => {});
-    sub.on('close', lost);
-    sub.on('message', (_channel: string, message: string) => onMessage(message));
-    sub.on('ready', () => {
-      sub.subscribe(channel).then(subscribed, (err: unknown) => {
-        this.#logger.warn('redis: could not subscribe; retrying on the next connection', { event: 'redis', error: (err as Error).message });
-        sub.disconnect(true);
+    const listen = (sub: Redis): void => {
+      // The command connection logs the outage; this one only reconnects.
+      sub.on('error', () => {});
+      sub.on('close', lost);
+      sub.on('message', (_channel: string, message: string) => onMessage(message));
+      sub.on('ready', () => {
+        sub.subscribe(channel).then(subscribed, (err: unknown) => {
+          this.#logger.warn('redis: could not subscribe; retrying on the next connection', { event: 'redis', error: (err as Error).message });
+          sub.disconnect(true);
+        });
       });
-    });
+    };
+    const client = this.#client;
+    if (!('nodes' in client)) {
+      const sub = client.duplicate({ connectionName: 'hypergate-sub', autoResubscribe: false });
+      this.#subscribers.push(sub);
+      listen(sub);
+      return;
+    }
+    clusterSubscription(client, this.#config, listen, () => this.#closed, this.#subscribers);
   }
 
   async close(): Promise<void> {
@@ -227,7 +258,7 @@ export class RedisLink {
     return Promise.reject(new RedisUnavailable(reason));
   }
 
-  #connect(config: RedisConfig, name: string): Redis {
+  #connect(config: RedisConfig, name: string): RedisClient {
     const options: RedisOptions = {
       connectionName: name,
       connectTimeout: config.connectTimeoutMs,
@@ -242,12 +273,18 @@ export class RedisLink {
       // most of a tier hit's CPU in a profile) is shared by many requests.
       enableAutoPipelining: true,
     };
-    const client = new (ioredis().Redis)(config.url as string, options);
+    const client = makeClient(config, options);
     client.on('ready', () => {
       this.#reported = false;
-      this.#logger.info(`redis connected: ${this.#where}`, { event: 'redis', up: true });
+      // Through Sentinel, the address is the master's it was given: read off the socket.
+      const address = 'nodes' in client || client.stream === undefined ? null : `${client.stream.remoteAddress ?? ''}:${client.stream.remotePort ?? ''}`;
+      if (address !== null && this.#address !== null && address !== this.#address) this.#masterChanges++;
+      this.#address = address;
+      const at = address === null || this.topology !== 'sentinel' ? '' : ` (master at ${address})`;
+      this.#logger.info(`redis connected: ${this.#where}${at}`, { event: 'redis', up: true, topology: this.topology });
       // Loaded ahead, so the first calls after a (re)start do not pay a NOSCRIPT round trip; a
-      // Redis restarted empty while we stayed connected is still handled by script().
+      // Redis restarted empty while we stayed connected is still handled by script(). (On a
+      // cluster this reaches one node; script() sends a script whole to a node that lacks it.)
       for (const script of SCRIPTS) client.script('LOAD', script.lua).catch(() => {});
     });
     client.on('error', (err: Error) => this.#problem(err.message));

@@ -15,6 +15,9 @@ const BUCKETS_S = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5
 interface LinkState {
   readonly up: boolean;
   readonly breakerState: BreakerStateName;
+  readonly topology: string;
+  readonly masters: number;
+  readonly masterChanges: number;
 }
 
 /**
@@ -45,6 +48,25 @@ export class RedisMetrics {
       aggregator: 'min',
       collect() {
         this.set(self.#link?.up === true ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'hypergate_redis_masters',
+      help: "Redis masters this instance is connected to, by how Redis is reached (topology: server, sentinel or cluster): a Redis Cluster's masters, else 1 while connected",
+      labelNames: ['topology'],
+      registers,
+      aggregator: 'min',
+      collect() {
+        if (self.#link !== null) this.set({ topology: self.#link.topology }, self.#link.masters);
+      },
+    });
+    new Gauge({
+      name: 'hypergate_redis_master_changes',
+      help: 'How often the connection found the Redis master at a new address (a Sentinel failover) since the start',
+      registers,
+      aggregator: 'max',
+      collect() {
+        this.set(self.#link?.masterChanges ?? 0);
       },
     });
     new Gauge({

@@ -12,9 +12,12 @@ function luaScript(lua: string): LuaScript {
 
 /*
  * The Lua scripts: each decision that reads and writes is one atomic script, timed by Redis's own
- * clock (TIME), so instances whose clocks disagree still agree on it. Keys are built inside the
- * scripts from the prefix (ARGV[1]), so these run on one Redis (or a primary with replicas), not
- * on Redis Cluster. The layout under redis.keyPrefix (docs/operations.md "Running many instances"):
+ * clock (TIME), so instances whose clocks disagree still agree on it. The shared tier's scripts
+ * build their keys from the prefix (ARGV[1]); each script is also given one key (KEYS), which is
+ * how Redis Cluster finds the node to run it on. On Redis Cluster the tier's prefix is in a hash
+ * tag (`{hypergate:}`), so every key a tier script touches is in that key's slot; rate-limit
+ * buckets and idempotency records are one key per script and keep the plain prefix. The layout
+ * under redis.keyPrefix (docs/operations.md "Running many instances"):
  *
  *   gen                 generation of the shared tier; a purge of everything moves it on
  *   c:<gen>:<path>      a shared cache entry: "<Redis ms when written>\n<meta JSON>\n<body>"

@@ -180,7 +180,7 @@ function portOutOfRange(value: string): string | null {
 }
 
 /** redis://[user[:password]@]host[:port][/db] or rediss://... (the scheme ioredis reads; TLS for rediss). */
-function isRedisUrl(value: unknown): boolean {
+export function isRedisUrl(value: unknown): boolean {
   if (typeof value !== 'string') return false;
   try {
     const url = new URL(value);

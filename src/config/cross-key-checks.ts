@@ -2,6 +2,7 @@ import { closest } from './closest.ts';
 import { isAddressOrRange } from '../lib/ip-range.ts';
 import { defaultServiceReaders, isDevAuth, KEY_SOURCE_KEYS } from './embedded-sample.ts';
 import type { Problems } from './problems.ts';
+import { redisTopology, redisTopologyProblems } from './redis-topology.ts';
 import { checkServices, hasAddress, headerValueOf } from './service-checks.ts';
 import type { Config } from './types.ts';
 
@@ -74,7 +75,8 @@ export function checkAcrossKeys(config: Config, problems: Problems, env: NodeJS.
       if (!HTTP_TOKEN.test(name)) problems.add(`cors.${key}`, `"${name}" is not a header name (an HTTP token, RFC 9110 section 5.1)`);
     }
   }
-  if (config.redis.url === null) {
+  for (const [key, message] of redisTopologyProblems(config.redis)) problems.add(key, message);
+  if (redisTopology(config.redis) === 'none') {
     if (config.rateLimit.scope === 'cluster') problems.add('rateLimit.scope', '"cluster" needs redis.url (the limit is kept in Redis)');
     if (config.cache.shared === true) problems.add('cache.shared', 'true needs redis.url (the shared tier is in Redis)');
   }

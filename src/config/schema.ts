@@ -2,7 +2,7 @@ import { MAX_JSON_DEPTH } from '../lib/json-depth.ts';
 import { RESOURCE } from './resource-schema.ts';
 import { PLAN } from './plan-schema.ts';
 import { ROUTE } from './route-schema.ts';
-import { boolean, headerValue, integer, map, nonEmptyString, path, redisUrl, section, string, strings, url } from './rule.ts';
+import { boolean, headerValue, integer, list, map, nonEmptyString, path, redisUrl, section, string, strings, url } from './rule.ts';
 import { SHIPPED_RESOURCES } from './shipped-resources.ts';
 import { DEFAULT_SERVICE, MAX_MS, NAMED_SERVICE } from './upstream-schema.ts';
 
@@ -429,6 +429,37 @@ const REDIS = section({
     nullable: true,
     default: null,
     doc: '`redis://[user:password@]host[:port][/db]` or `rediss://` (TLS): the Redis (or Valkey) that instances share for invalidations, cluster rate limits, the shared cache tier and idempotency records. `null`: every instance on its own. Credentials never appear in a log line, an error or `/metrics`. See [Running many instances](operations.md#running-many-instances).',
+  }),
+  sentinels: list(
+    section({
+      host: nonEmptyString({ doc: 'Host name or IP address of one Redis Sentinel.' }),
+      port: integer({ min: 1, max: 65_535, doc: 'Its port (Sentinel listens on 26379 by default).' }),
+    }),
+    {
+      nullable: true,
+      default: null,
+      doc: 'Redis behind Sentinel, instead of `redis.url`: the Sentinels to ask where the master named `redis.name` is, `[{"host": "10.0.0.5", "port": 26379}, ...]`. After a failover the connections move to the new master without a restart. See [Redis that fails over](operations.md#redis-that-fails-over).',
+    },
+  ),
+  name: nonEmptyString({
+    nullable: true,
+    default: null,
+    doc: "The master's name in the Sentinels' configuration (`sentinel monitor <name> ...`); required with `redis.sentinels`, and only with it.",
+  }),
+  sentinelPassword: headerValue({
+    nullable: true,
+    default: null,
+    doc: 'The password of the Sentinels themselves (`requirepass` in sentinel.conf), a string or `{"env": "NAME"}`; never shown. `null`: the Sentinels ask for none.',
+  }),
+  password: headerValue({
+    nullable: true,
+    default: null,
+    doc: 'The password of the master and replicas reached through `redis.sentinels` (their `requirepass`), a string or `{"env": "NAME"}`; never shown. With `redis.url` or `redis.cluster` the password is in the URL.',
+  }),
+  cluster: strings({
+    nullable: true,
+    default: null,
+    doc: 'Redis Cluster, instead of `redis.url`: seed nodes, `["redis://10.0.0.5:6379", ...]` (credentials, if any, in the first); the rest of the cluster is learnt from them. A master lost and replaced by its replica is followed without a restart. See [Redis that fails over](operations.md#redis-that-fails-over).',
   }),
   keyPrefix: nonEmptyString({
     default: 'hypergate:',

@@ -82,10 +82,10 @@ describe('environment overrides HYPERGATE_<SECTION>_<KEY>', () => {
             ? []
             : [[...path, k].join('.')],
       );
-    // auth.algorithms defaults to null but is a list: lists stay in files.
+    // auth.algorithms, redis.sentinels and redis.cluster default to null but are lists: lists stay in files.
     // Resources are named by the operator (a map): their keys stay in files too.
     const scalarKeys = walk(defaults, [])
-      .filter((k) => k !== 'auth.algorithms' && !k.startsWith('resources.'))
+      .filter((k) => !['auth.algorithms', 'redis.sentinels', 'redis.cluster'].includes(k) && !k.startsWith('resources.'))
       .sort();
     const envKeys = [...ENV_KEYS.values()].map((k) => k.path.join('.')).sort();
     assert.deepEqual(envKeys, scalarKeys);
