@@ -60,7 +60,7 @@ function redact(rule: Rule, value: unknown): Json {
     case 'redisUrl':
       return redactedUrl(value as string);
     case 'strings':
-      return value as readonly string[];
+      return rule.urls === true ? (value as readonly string[]).map(redactedUrl) : (value as readonly string[]);
     case 'list':
       return Array.isArray(value) ? value.map((entry: unknown) => redact(rule.items, entry)) : null;
     case 'stringOr':

@@ -67,6 +67,8 @@ export interface RedisUrlRule extends Described {
 export interface StringsRule extends Described {
   readonly kind: 'strings';
   readonly nullable?: boolean;
+  /** The entries are URLs whose credentials are never shown (redis.cluster's seed nodes). */
+  readonly urls?: boolean;
   readonly oneOf?: readonly string[];
   readonly nonEmpty?: boolean;
   readonly entries?: SectionRule;

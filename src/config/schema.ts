@@ -458,6 +458,7 @@ const REDIS = section({
   }),
   cluster: strings({
     nullable: true,
+    urls: true,
     default: null,
     doc: 'Redis Cluster, instead of `redis.url`: seed nodes, `["redis://10.0.0.5:6379", ...]` (credentials, if any, in the first); the rest of the cluster is learnt from them. A master lost and replaced by its replica is followed without a restart. See [Redis that fails over](operations.md#redis-that-fails-over).',
   }),
