@@ -64,6 +64,9 @@ export function makeClient(config: RedisConfig, options: RedisOptions): RedisCli
       retryDelayOnTryAgain: 0,
       clusterRetryStrategy: (times) => Math.min(times * 100, 1000),
       slotsRefreshTimeout: config.connectTimeoutMs,
+      // A master that is killed sends no MOVED: the slots are asked every second, so its replica's
+      // promotion is followed within about a second of the cluster's own decision.
+      slotsRefreshInterval: 1000,
       scaleReads: 'master',
       redisOptions: { ...options, username: first?.username, password: first?.password, tls: first?.tls },
     };

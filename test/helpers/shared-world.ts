@@ -49,7 +49,16 @@ export async function metric(gw: RunningGateway, name: string, labels: Record<st
   return sample(await gw.gateway.metrics.text(), name, labels) ?? 0;
 }
 
-export async function startSharedWorld(redis: RedisServer, count: number, overrides: unknown = {}): Promise<SharedWorld> {
+/**
+ * `subscribers`: how many instances hear the invalidation channel of `prefix` (by default PUBSUB
+ * NUMSUB on `redis`; a Redis Cluster counts on every node, under its hash-tagged prefix).
+ */
+export async function startSharedWorld(
+  redis: RedisServer,
+  count: number,
+  overrides: unknown = {},
+  subscribers?: (prefix: string) => Promise<number>,
+): Promise<SharedWorld> {
   const key = await makeKey('ES256');
   const jwks = await startJwksServer([key.publicJwk]);
   const upstream = await startTestUpstream();
@@ -64,6 +73,7 @@ export async function startSharedWorld(redis: RedisServer, count: number, overri
   const clocks: ManualClock[] = [];
   const config = (more: unknown = {}): unknown => mergeConfig(mergeConfig(base, overrides), more);
   const subscribed = async (): Promise<number> => {
+    if (subscribers !== undefined) return subscribers(prefix);
     const answer = (await redis.command('PUBSUB', 'NUMSUB', `${prefix}invalidate`)) as [string, number];
     return answer[1];
   };
