@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the example in the foreground, from any folder: one Redis, one sample customer service,
-# three hypergate instances and nginx in front of them. Ctrl-C (or SIGTERM) stops everything.
+# three hypergate instances and nginx in front of them; with CLUSTER_REDIS=sentinel, Redis with a
+# replica and three Sentinels that fail it over. Ctrl-C (or SIGTERM) stops everything.
 # It runs the compiled gateway (dist/, made by npm ci or npm run build) with npm start's Node flags.
 # What it reads from the environment, and how to use it with your own service and keys: README.md
 # beside this file.
@@ -39,7 +40,31 @@ trap stop EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-if [ -z "${HYPERGATE_REDIS_URL:-}" ]; then
+config="$here/gateway.json"
+if [ "${CLUSTER_REDIS:-server}" = sentinel ]; then
+  # Redis that fails over: the master, a replica of it and three Sentinels (sentinel.conf, one copy
+  # each: a Sentinel rewrites its file), and the gateways on gateway-sentinel.json with these ports.
+  read -r -a sentinel_ports <<< "${CLUSTER_SENTINEL_PORTS:-26379 26380 26381}"
+  replica_port="${CLUSTER_REDIS_REPLICA_PORT:-6380}"
+  # Copies of redis.conf too: Sentinel rewrites the file of a server it reconfigures.
+  cp "$here/redis.conf" "$work/redis-master.conf"
+  cp "$here/redis.conf" "$work/redis-replica.conf"
+  redis-server "$work/redis-master.conf" --port "$redis_port" --dir "$work" &
+  pids+=($!)
+  redis-server "$work/redis-replica.conf" --port "$replica_port" --dir "$work" --dbfilename replica.rdb --replicaof 127.0.0.1 "$redis_port" &
+  pids+=($!)
+  for i in 0 1 2; do
+    sed -e "s/127\.0\.0\.1 6379 2/127.0.0.1 $redis_port 2/" "$here/sentinel.conf" > "$work/sentinel-$i.conf"
+    redis-sentinel "$work/sentinel-$i.conf" --port "${sentinel_ports[$i]}" &
+    pids+=($!)
+  done
+  sed -e 's/"port": 26379/"port": @s0@/' -e 's/"port": 26380/"port": @s1@/' -e 's/"port": 26381/"port": @s2@/' \
+    -e "s/@s0@/${sentinel_ports[0]}/" -e "s/@s1@/${sentinel_ports[1]}/" -e "s/@s2@/${sentinel_ports[2]}/" \
+    "$here/gateway-sentinel.json" > "$work/gateway.json"
+  config="$work/gateway.json"
+  unset HYPERGATE_REDIS_URL
+  redis_where="master \"hypergate\" through Sentinels on ${sentinel_ports[*]}"
+elif [ -z "${HYPERGATE_REDIS_URL:-}" ]; then
   redis-server "$here/redis.conf" --port "$redis_port" --dir "$work" &
   pids+=($!)
   export HYPERGATE_REDIS_URL="redis://127.0.0.1:$redis_port"
@@ -62,7 +87,7 @@ fi
 
 for i in 0 1 2; do
   HYPERGATE_SERVER_PORT="${gateway_ports[$i]}" HYPERGATE_ADMIN_PORT="${admin_ports[$i]}" \
-    "${gateway_node[@]}" "$root/dist/main.js" --config "$here/gateway.json" &
+    "${gateway_node[@]}" "$root/dist/main.js" --config "$config" &
   pids+=($!)
 done
 
@@ -80,6 +105,6 @@ sed -e "s/127\.0\.0\.1:8000;/127.0.0.1:@proxy@;/" \
 nginx -e stderr -p "$work/" -c "$work/nginx.conf" &
 pids+=($!)
 
-echo "run.sh: hypergate x3 behind nginx on http://127.0.0.1:$proxy_port (Redis $HYPERGATE_REDIS_URL, customer service $HYPERGATE_UPSTREAM_URL); Ctrl-C stops" >&2
+echo "run.sh: hypergate x3 behind nginx on http://127.0.0.1:$proxy_port (Redis ${redis_where:-$HYPERGATE_REDIS_URL}, customer service $HYPERGATE_UPSTREAM_URL); Ctrl-C stops" >&2
 # The first process to end (a port in use, a crash) ends the example.
 wait -n

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Agent, request } from 'undici';
 import { PROJECT_ROOT } from '../../src/config/load.ts';
@@ -7,6 +9,7 @@ import type { TestKey } from './keys.ts';
 import { freePort, startMain, type MainProcess } from './main-process.ts';
 import { startDeployBasics, startNginx, type Closers, type Nginx } from './nginx.ts';
 import { startRedis, type RedisServer } from './redis.ts';
+import { spawnSentinel } from './redis-sentinel.ts';
 import { until } from './shared-world.ts';
 import type { TestUpstream } from './upstream.ts';
 
@@ -38,7 +41,11 @@ export function clusterNginxConf(proxyPort: number, gatewayPorts: readonly numbe
 export interface ClusterExample {
   readonly key: TestKey;
   readonly upstream: TestUpstream;
+  /** The master as started (with `sentinel`, a replica of it follows in `replicas`). */
   readonly redis: RedisServer;
+  readonly replicas: readonly RedisServer[];
+  /** The Sentinels' ports (with `sentinel`). */
+  readonly sentinelPorts: readonly number[];
   readonly gateways: readonly MainProcess[];
   /** Each gateway's own address, http://127.0.0.1:<port>. */
   readonly direct: readonly string[];
@@ -53,9 +60,11 @@ export interface ClusterExample {
 
 /**
  * Starts the example's files as run.sh does, with free ports and a test upstream and JWKS instead
- * of the sample service and dev keys; `env` adds gateway settings (HYPERGATE_...).
+ * of the sample service and dev keys; `env` adds gateway settings (HYPERGATE_...). `sentinel`: Redis
+ * with a replica and three Sentinels from sentinel.conf, and the gateways on gateway-sentinel.json
+ * (as run.sh does with CLUSTER_REDIS=sentinel).
  */
-export async function startClusterExample(nginxBinary: string, env: Record<string, string> = {}): Promise<ClusterExample> {
+export async function startClusterExample(nginxBinary: string, env: Record<string, string> = {}, sentinel = false): Promise<ClusterExample> {
   const closers: Closers = [];
   const close = async (): Promise<void> => {
     for (const step of closers.splice(0).reverse()) await step();
@@ -63,16 +72,59 @@ export async function startClusterExample(nginxBinary: string, env: Record<strin
   try {
     const { dir, key, jwks, upstream } = await startDeployBasics(closers, 'cluster');
     // Redis from the example's redis.conf, on a free port.
-    const redis = await startRedis([], join(CLUSTER_EXAMPLE, 'redis.conf'));
+    // With Sentinel, each server runs a copy of redis.conf: Sentinel rewrites the file of a server it
+    // reconfigures (CONFIG REWRITE), and the example's own file must stay as it is.
+    const redisConf = (name: string): string => {
+      if (!sentinel) return join(CLUSTER_EXAMPLE, 'redis.conf');
+      writeFileSync(join(dir, name), readFileSync(join(CLUSTER_EXAMPLE, 'redis.conf')));
+      return join(dir, name);
+    };
+    const redis = await startRedis(['--dir', dir], redisConf('redis-master.conf'));
     closers.push(() => redis.close());
+    const replicas: RedisServer[] = [];
+    const sentinelPorts: number[] = [];
+    let config = join(CLUSTER_EXAMPLE, 'gateway.json');
+    const redisEnv: Record<string, string> = { HYPERGATE_REDIS_URL: redis.url };
+    if (sentinel) {
+      const replica = await startRedis(
+        ['--dir', dir, '--dbfilename', 'replica.rdb', '--replicaof', '127.0.0.1', String(redis.port)],
+        redisConf('redis-replica.conf'),
+      );
+      closers.push(() => replica.close());
+      replicas.push(replica);
+      await until(async () => String(await redis.command('INFO', 'replication')).includes('connected_slaves:1'), 'the replica to attach');
+      const conf = readFileSync(join(CLUSTER_EXAMPLE, 'sentinel.conf'), 'utf8').replace('127.0.0.1 6379 2', `127.0.0.1 ${redis.port} 2`);
+      const children: ChildProcess[] = [];
+      closers.push(async () => {
+        const alive = children.filter((child) => child.exitCode === null && child.signalCode === null);
+        for (const child of alive) child.kill('SIGKILL');
+        await Promise.all(alive.map((child) => once(child, 'exit')));
+      });
+      for (let i = 0; i < 3; i++) {
+        const port = await freePort();
+        writeFileSync(join(dir, `sentinel-${i}.conf`), conf);
+        children.push(await spawnSentinel(join(dir, `sentinel-${i}.conf`), ['--port', String(port)]));
+        sentinelPorts.push(port);
+      }
+      config = join(dir, 'gateway-sentinel.json');
+      const documented = [26379, 26380, 26381];
+      writeFileSync(
+        config,
+        readFileSync(join(CLUSTER_EXAMPLE, 'gateway-sentinel.json'), 'utf8').replace(
+          /"port": (2638[01]|26379)\b/g,
+          (_, port: string) => `"port": ${sentinelPorts[documented.indexOf(Number(port))]}`,
+        ),
+      );
+      delete redisEnv['HYPERGATE_REDIS_URL'];
+    }
     const ports = [await freePort(), await freePort(), await freePort()];
     const adminPorts = [await freePort(), await freePort(), await freePort()];
     // The example's gateway.json as it is; what differs per machine comes from the environment.
     const gateways = ports.map((port, i) =>
-      startMain(['--config', join(CLUSTER_EXAMPLE, 'gateway.json')], {
+      startMain(['--config', config], {
         HYPERGATE_SERVER_PORT: String(port),
         HYPERGATE_ADMIN_PORT: String(adminPorts[i]),
-        HYPERGATE_REDIS_URL: redis.url,
+        ...redisEnv,
         HYPERGATE_UPSTREAM_URL: upstream.url,
         HYPERGATE_AUTH_JWKS_URL: jwks.url,
         HYPERGATE_LOG_ACCESS: 'false',
@@ -105,6 +157,8 @@ export async function startClusterExample(nginxBinary: string, env: Record<strin
       key,
       upstream,
       redis,
+      replicas,
+      sentinelPorts,
       gateways,
       direct: ports.map((p) => `http://127.0.0.1:${p}`),
       admins: adminPorts.map((p) => `http://127.0.0.1:${p}`),

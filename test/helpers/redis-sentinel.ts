@@ -29,7 +29,8 @@ export interface SentinelSet {
   close(): Promise<void>;
 }
 
-async function ask(port: number, ...args: (string | number)[]): Promise<unknown> {
+/** One command to a Sentinel (or any Redis) on a loopback port. */
+export async function ask(port: number, ...args: (string | number)[]): Promise<unknown> {
   const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: true, retryStrategy: () => null });
   try {
     await client.connect();
@@ -39,8 +40,9 @@ async function ask(port: number, ...args: (string | number)[]): Promise<unknown>
   }
 }
 
-async function spawnSentinel(file: string): Promise<ChildProcess> {
-  const child = spawn(SENTINEL as string, [file], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts redis-sentinel on `file` (`args`: more of its arguments) and waits until it monitors its master. */
+export async function spawnSentinel(file: string, args: readonly string[] = []): Promise<ChildProcess> {
+  const child = spawn(SENTINEL as string, [file, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`redis-sentinel did not start:\n${out}`)), 10_000);
