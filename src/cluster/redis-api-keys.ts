@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { consumerOf, consumerProblem, type Consumer } from '../auth/api-keys/consumer.ts';
 import { apiKeyHash, isApiKeyHash, newApiKey } from '../auth/api-keys/key-format.ts';
 import { ApiKeyStoreUnavailable, type ApiKeyRecord, type ApiKeyStore, type IssuedApiKey } from '../auth/api-keys/store.ts';
 import type { Clock } from '../lib/clock.ts';
 import { GrowingLru } from '../lib/growing-lru.ts';
 import { SingleFlight } from '../lib/single-flight.ts';
+import type { RedisClient } from './redis-clients.ts';
 import type { RedisLink } from './redis-link.ts';
 
 /**
@@ -191,7 +191,7 @@ export class RedisApiKeyStore implements ApiKeyStore {
   }
 
   /** An admin call, within its own (longer) deadline; Redis away is ApiKeyStoreUnavailable. */
-  async #admin<T>(run: (client: Redis) => Promise<T>): Promise<T> {
+  async #admin<T>(run: (client: RedisClient) => Promise<T>): Promise<T> {
     try {
       return await this.#link.call('api_key', run, this.#adminDeadlineMs, 'despite-overdue');
     } catch (err) {

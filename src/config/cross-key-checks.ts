@@ -83,7 +83,7 @@ export function checkAcrossKeys(config: Config, problems: Problems, env: NodeJS.
   if (/\s/.test(config.redis.keyPrefix)) problems.add('redis.keyPrefix', 'expected no spaces');
   const apiKeys = auth.apiKeys;
   if (apiKeys.file !== null || apiKeys.redis) {
-    if (apiKeys.redis && config.redis.url === null) problems.add('auth.apiKeys.redis', 'true needs redis.url (the keys are kept in Redis)');
+    if (apiKeys.redis && redisTopology(config.redis) === 'none') problems.add('auth.apiKeys.redis', 'true needs redis.url (the keys are kept in Redis)');
     if (!/^[A-Za-z0-9_]{1,16}$/.test(apiKeys.prefix)) problems.add('auth.apiKeys.prefix', 'expected 1 to 16 letters, digits or "_"');
     const header = apiKeys.header;
     if (header !== null && !HTTP_TOKEN.test(header))
