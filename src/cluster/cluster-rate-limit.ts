@@ -70,7 +70,8 @@ export class ClusterRateLimiter implements Limiter {
     const key = subject === undefined ? `rl:a:${address ?? ''}` : this.#subjects + subject;
     const remembered = this.#remembered(key);
     if (remembered !== null) return remembered;
-    return this.#link.script('rate', RATE, [this.#link.recordPrefix + key], [this.#link.recordPrefix + key, this.#intervalUs, this.#burst, 'take']).then(
+    const bucket = this.#link.recordPrefix + key;
+    return this.#link.script('rate', RATE, [bucket], [bucket, this.#intervalUs, this.#burst, 'take']).then(
       (answer) => {
         const over = this.#decided(key, answer);
         // Passed by Redis: taken from this instance's share as well (its result does not matter here).
@@ -90,7 +91,8 @@ export class ClusterRateLimiter implements Limiter {
 
   charge(address: string | undefined): Promise<void> {
     const key = `rl:a:${address ?? ''}`;
-    return this.#link.script('rate', RATE, [this.#link.recordPrefix + key], [this.#link.recordPrefix + key, this.#intervalUs, this.#burst, 'charge']).then(
+    const bucket = this.#link.recordPrefix + key;
+    return this.#link.script('rate', RATE, [bucket], [bucket, this.#intervalUs, this.#burst, 'charge']).then(
       (waitMs) => {
         this.#shared().charge(address);
         this.#refuseFor(key, typeof waitMs === 'number' ? waitMs : 0);
