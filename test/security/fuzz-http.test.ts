@@ -110,8 +110,14 @@ describe('fuzzing the request path over raw sockets (fast-check)', () => {
     const { text, closed } = await exchange(fx.gw.port, bytes);
     assert.ok(closed, `the gateway answers or closes after EOF, within ${EXCHANGE_MS} ms`);
     const head = bytes.length >= 5 && Buffer.from(bytes.subarray(0, 5)).toString('latin1') === 'HEAD ';
+    // RFC 9112 section 6.1: a transfer coding the server does not understand is answered 501, the
+    // one 5xx a client's bytes may earn (a Transfer-Encoding such as "0" is a well-formed, unknown coding).
+    const namesCoding = /\r\ntransfer-encoding:/i.test(Buffer.from(bytes).toString('latin1'));
     for (const status of wellFormedAnswers(text, head)) {
-      assert.ok(status < 500, `no input is the gateway's fault: got ${status} for ${JSON.stringify(Buffer.from(bytes).toString('latin1').slice(0, 200))}`);
+      assert.ok(
+        status < 500 || (status === 501 && namesCoding),
+        `no input is the gateway's fault: got ${status} for ${JSON.stringify(Buffer.from(bytes).toString('latin1').slice(0, 200))}`,
+      );
       seen.set(status, (seen.get(status) ?? 0) + 1);
     }
   }
