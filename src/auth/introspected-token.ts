@@ -1,15 +1,14 @@
 import type { ClaimValue } from './claims.ts';
-import { VerifiedToken } from './token-cache.ts';
+import { PlannedToken } from './token-cache.ts';
 
 /**
- * An opaque token's active introspection answer as its cache keeps it: a verified token's fields
- * and the client it was issued to (`client_id`) and its plan. A class of its own, so the entries
- * of the verified-token cache (JWTs) keep their shape and size.
+ * An opaque token's active introspection answer as its cache keeps it: a planned token's fields
+ * and the client it was issued to (`client_id`). A class of its own, so the entries of the
+ * verified-token cache (JWTs) keep their shape and size.
  */
-export class IntrospectedToken extends VerifiedToken {
+export class IntrospectedToken extends PlannedToken {
   readonly scheme = 'introspection' as const;
   readonly consumer: string | undefined;
-  readonly plan: string | undefined;
 
   constructor(
     subject: string | undefined,
@@ -20,8 +19,7 @@ export class IntrospectedToken extends VerifiedToken {
     consumer: string | undefined,
     plan: string | undefined,
   ) {
-    super(subject, scopes, expiresAtMs, claims, slot);
+    super(subject, scopes, expiresAtMs, claims, slot, plan);
     this.consumer = consumer;
-    this.plan = plan;
   }
 }
